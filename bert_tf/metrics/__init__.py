@@ -1,0 +1,1 @@
+"""Task metrics: SQuAD (squad.py) and GLUE-style classification (classification.py)."""

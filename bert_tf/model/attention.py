@@ -1,0 +1,67 @@
+"""Multi-head self-attention with BERT's weight layout (separate query/key/value [H, H] kernels)."""
+
+import math
+
+import keras
+from keras import ops
+
+
+def attention_bias(input_mask, dtype):
+    """[B, S] 0/1 mask -> additive bias [B, 1, 1, S]: 0 where attended, -10000 at padding."""
+    mask = ops.cast(input_mask, dtype)
+    return (1.0 - mask[:, None, None, :]) * -10000.0
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class SelfAttention(keras.layers.Layer):
+    """Scaled dot-product self-attention over N heads; returns the context [B, S, H] before the
+    output projection. Softmax runs in float32 under mixed precision."""
+
+    def __init__(self, hidden_size, num_heads, initializer_range=0.02, dropout_rate=0.1, **kwargs):
+        super().__init__(**kwargs)
+        if hidden_size % num_heads:
+            raise ValueError(f"hidden_size ({hidden_size}) must be divisible by num_heads "
+                             f"({num_heads})")
+        self.hidden_size = hidden_size
+        self.num_heads = num_heads
+        self.head_size = hidden_size // num_heads
+        self.initializer_range = initializer_range
+        self.dropout_rate = dropout_rate
+        init = keras.initializers.TruncatedNormal(stddev=initializer_range)
+        dense = dict(kernel_initializer=init, dtype=self.dtype_policy)
+        self.query = keras.layers.Dense(hidden_size, name="query", **dense)
+        self.key = keras.layers.Dense(hidden_size, name="key", **dense)
+        self.value = keras.layers.Dense(hidden_size, name="value", **dense)
+        self.dropout = keras.layers.Dropout(dropout_rate, dtype=self.dtype_policy, name="dropout")
+
+    def build(self, input_shape):
+        for layer in (self.query, self.key, self.value):
+            layer.build(input_shape)
+        self.built = True
+
+    def _split_heads(self, x, batch, seq):
+        x = ops.reshape(x, (batch, seq, self.num_heads, self.head_size))
+        return ops.transpose(x, (0, 2, 1, 3))                                    # [B, N, S, D]
+
+    def call(self, x, bias, training=None):
+        batch, seq = ops.shape(x)[0], ops.shape(x)[1]
+        scale = 1.0 / math.sqrt(self.head_size)
+        q = self._split_heads(self.query(x) * ops.cast(scale, x.dtype), batch, seq)
+        k = self._split_heads(self.key(x), batch, seq)
+        v = self._split_heads(self.value(x), batch, seq)
+        scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))                   # [B, N, S, S]
+        scores = ops.cast(scores, "float32") + ops.cast(bias, "float32")
+        probs = ops.cast(ops.softmax(scores, axis=-1), x.dtype)
+        probs = self.dropout(probs, training=training)
+        context = ops.matmul(probs, v)                                           # [B, N, S, D]
+        context = ops.transpose(context, (0, 2, 1, 3))
+        return ops.reshape(context, (batch, seq, self.hidden_size))
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(hidden_size=self.hidden_size, num_heads=self.num_heads,
+                      initializer_range=self.initializer_range, dropout_rate=self.dropout_rate)
+        return config

@@ -1,0 +1,132 @@
+"""BertEncoder: embeddings -> L Transformer blocks -> pooler, as one Keras model."""
+
+import keras
+from keras import ops
+
+from bert_tf.config import BertConfig
+from bert_tf.model.attention import attention_bias
+from bert_tf.model.embeddings import BertEmbeddings
+from bert_tf.model.transformer import TransformerBlock
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class BertPooler(keras.layers.Layer):
+    """tanh(Dense(h_[CLS])): [B, S, H] -> [B, H]."""
+
+    def __init__(self, hidden_size, initializer_range=0.02, **kwargs):
+        super().__init__(**kwargs)
+        self.hidden_size = hidden_size
+        self.initializer_range = initializer_range
+        self.dense = keras.layers.Dense(
+            hidden_size, activation="tanh", dtype=self.dtype_policy, name="dense",
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=initializer_range))
+
+    def build(self, input_shape):
+        self.dense.build((input_shape[0], self.hidden_size))
+        self.built = True
+
+    def call(self, sequence_output):
+        return self.dense(sequence_output[:, 0, :])
+
+    def compute_output_shape(self, input_shape):
+        return (input_shape[0], self.hidden_size)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(hidden_size=self.hidden_size, initializer_range=self.initializer_range)
+        return config
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class BertEncoder(keras.Model):
+    """The BERT encoder.
+
+    Called with a dict of int `input_ids` [B, S] and optional `input_mask` (1 = token, 0 = padding;
+    default all ones) and `segment_ids` (default zeros). Returns a dict:
+      sequence_output  [B, S, H]   last block's output
+      pooled_output    [B, H]      tanh(Dense(sequence_output[:, 0]))
+      encoder_outputs  list of L   [B, S, H], one per block
+      embedding_output [B, S, H]   after embedding LayerNorm (and dropout when training)
+    Any batch size and any S <= max_position_embeddings; dropout only when training.
+    """
+
+    def __init__(self, config, **kwargs):
+        kwargs.setdefault("name", "bert_encoder")
+        super().__init__(**kwargs)
+        if isinstance(config, dict):
+            config = BertConfig.from_dict(config)
+        self.config = config
+        policy = self.dtype_policy
+        self.embeddings = BertEmbeddings(
+            vocab_size=config.vocab_size, hidden_size=config.hidden_size,
+            max_position_embeddings=config.max_position_embeddings,
+            type_vocab_size=config.type_vocab_size, initializer_range=config.initializer_range,
+            dropout_rate=config.hidden_dropout_prob, layer_norm_eps=config.layer_norm_eps,
+            dtype=policy, name="embeddings")
+        # Blocks are attributes layer_0 ... layer_{L-1} (not a list): tf.train.Checkpoint does not
+        # track Keras' list wrappers, so a list would silently drop them from native checkpoints.
+        for i in range(config.num_hidden_layers):
+            setattr(self, f"layer_{i}", TransformerBlock(
+                hidden_size=config.hidden_size, num_heads=config.num_attention_heads,
+                intermediate_size=config.intermediate_size, activation=config.hidden_act,
+                dropout_rate=config.hidden_dropout_prob,
+                attention_dropout_rate=config.attention_probs_dropout_prob,
+                initializer_range=config.initializer_range, layer_norm_eps=config.layer_norm_eps,
+                dtype=policy, name=f"layer_{i}"))
+        self.pooler = BertPooler(config.hidden_size, config.initializer_range, dtype=policy,
+                                 name="pooler")
+        self._build_weights()
+
+    def _build_weights(self):
+        hidden_shape = (None, None, self.config.hidden_size)
+        self.embeddings.build((None, None))
+        for block in self.blocks:
+            block.build(hidden_shape)
+        self.pooler.build(hidden_shape)
+        self.built = True
+
+    def call(self, inputs, training=None):
+        input_ids = inputs["input_ids"]
+        seq_len = input_ids.shape[1]
+        if seq_len is not None and seq_len > self.config.max_position_embeddings:
+            raise ValueError(f"sequence length {seq_len} exceeds max_position_embeddings "
+                             f"({self.config.max_position_embeddings})")
+        input_mask = inputs.get("input_mask")
+        if input_mask is None:
+            input_mask = ops.ones_like(input_ids)
+        segment_ids = inputs.get("segment_ids")
+        if segment_ids is None:
+            segment_ids = ops.zeros_like(input_ids)
+        embedding_output = self.embeddings(input_ids, segment_ids, training=training)
+        bias = attention_bias(input_mask, embedding_output.dtype)
+        x = embedding_output
+        encoder_outputs = []
+        for block in self.blocks:
+            x = block(x, bias, training=training)
+            encoder_outputs.append(x)
+        return {
+            "sequence_output": x,
+            "pooled_output": self.pooler(x),
+            "encoder_outputs": encoder_outputs,
+            "embedding_output": embedding_output,
+        }
+
+    @property
+    def blocks(self):
+        return [getattr(self, f"layer_{i}") for i in range(self.config.num_hidden_layers)]
+
+    @property
+    def word_embeddings(self):
+        """The [V, H] token embedding matrix (tied to the masked-LM output layer)."""
+        return self.embeddings.word_embeddings
+
+    def get_config(self):
+        return {"config": self.config.to_dict(), "name": self.name,
+                "dtype": keras.saving.serialize_keras_object(self.dtype_policy)}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if "dtype" in config and isinstance(config["dtype"], dict):
+            config["dtype"] = keras.saving.deserialize_keras_object(config["dtype"])
+        return cls(**config)

@@ -1,0 +1,162 @@
+"""Task models: the encoder composed with heads. Each is called with a dict of int tensors and
+returns a dict of float32 tensors; the encoder is reachable as `.encoder`."""
+
+import keras
+from keras import ops
+
+from bert_tf.model.encoder import BertEncoder
+from bert_tf.model.heads import DenseHead, MaskedLMHead
+
+
+class _TaskModel(keras.Model):
+    """Shared plumbing: holds the encoder, serialises it inside get_config."""
+
+    def __init__(self, encoder, **kwargs):
+        super().__init__(**kwargs)
+        self.encoder = encoder
+
+    @property
+    def config(self):
+        return self.encoder.config
+
+    def _task_config(self):
+        return {}
+
+    def get_config(self):
+        config = {"encoder": keras.saving.serialize_keras_object(self.encoder), "name": self.name}
+        config.update(self._task_config())
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["encoder"] = keras.saving.deserialize_keras_object(config["encoder"])
+        return cls(**config)
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class BertPretrainer(_TaskModel):
+    """Masked LM + next-sentence prediction. Extra input: `masked_lm_positions` [B, P].
+    Outputs: `mlm_logits` [B, P, V], `nsp_logits` [B, 2]."""
+
+    def __init__(self, encoder, **kwargs):
+        kwargs.setdefault("name", "bert_pretrainer")
+        super().__init__(encoder, **kwargs)
+        cfg = encoder.config
+        self.mlm_head = MaskedLMHead(cfg.vocab_size, cfg.hidden_size, cfg.hidden_act,
+                                     cfg.initializer_range, cfg.layer_norm_eps,
+                                     dtype=encoder.dtype_policy, name="mlm_head")
+        self.nsp_head = DenseHead(2, 0.0, cfg.initializer_range, dtype=encoder.dtype_policy,
+                                  name="nsp_head")
+        self.mlm_head.build()
+        self.nsp_head.build((None, cfg.hidden_size))
+        self.built = True
+
+    def call(self, inputs, training=None):
+        out = self.encoder(inputs, training=training)
+        return {
+            "mlm_logits": self.mlm_head(out["sequence_output"], inputs["masked_lm_positions"],
+                                        self.encoder.word_embeddings),
+            "nsp_logits": self.nsp_head(out["pooled_output"]),
+        }
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class BertClassifier(_TaskModel):
+    """Sequence classification (num_classes >= 2) or regression (num_classes == 1) on the pooled
+    output with dropout. Output: `logits` [B, num_classes]."""
+
+    def __init__(self, encoder, num_classes, dropout_rate=0.1, **kwargs):
+        kwargs.setdefault("name", "bert_classifier")
+        super().__init__(encoder, **kwargs)
+        self.num_classes = num_classes
+        self.dropout_rate = dropout_rate
+        self.classifier = DenseHead(num_classes, dropout_rate, encoder.config.initializer_range,
+                                    dtype=encoder.dtype_policy, name="classifier")
+        self.classifier.build((None, encoder.config.hidden_size))
+        self.built = True
+
+    def call(self, inputs, training=None):
+        pooled = self.encoder(inputs, training=training)["pooled_output"]
+        return {"logits": self.classifier(pooled, training=training)}
+
+    def _task_config(self):
+        return {"num_classes": self.num_classes, "dropout_rate": self.dropout_rate}
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class BertSpanLabeler(_TaskModel):
+    """Start/end logits on every token (SQuAD). Outputs: `start_logits`, `end_logits` [B, S]."""
+
+    def __init__(self, encoder, **kwargs):
+        kwargs.setdefault("name", "bert_span_labeler")
+        super().__init__(encoder, **kwargs)
+        self.span_head = DenseHead(2, 0.0, encoder.config.initializer_range,
+                                   dtype=encoder.dtype_policy, name="span_head")
+        self.span_head.build((None, None, encoder.config.hidden_size))
+        self.built = True
+
+    def call(self, inputs, training=None):
+        logits = self.span_head(self.encoder(inputs, training=training)["sequence_output"])
+        return {"start_logits": logits[..., 0], "end_logits": logits[..., 1]}
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class BertTokenClassifier(_TaskModel):
+    """Per-token labels (NER). Output: `logits` [B, S, num_classes]."""
+
+    def __init__(self, encoder, num_classes, dropout_rate=0.1, **kwargs):
+        kwargs.setdefault("name", "bert_token_classifier")
+        super().__init__(encoder, **kwargs)
+        self.num_classes = num_classes
+        self.dropout_rate = dropout_rate
+        self.tagger = DenseHead(num_classes, dropout_rate, encoder.config.initializer_range,
+                                dtype=encoder.dtype_policy, name="tagger")
+        self.tagger.build((None, None, encoder.config.hidden_size))
+        self.built = True
+
+    def call(self, inputs, training=None):
+        sequence = self.encoder(inputs, training=training)["sequence_output"]
+        return {"logits": self.tagger(sequence, training=training)}
+
+    def _task_config(self):
+        return {"num_classes": self.num_classes, "dropout_rate": self.dropout_rate}
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class BertMultipleChoice(_TaskModel):
+    """Scores each of C (text, choice) encodings with one shared vector on the pooled output.
+    Inputs are [B, C, S]; output `logits` [B, C]."""
+
+    def __init__(self, encoder, dropout_rate=0.1, **kwargs):
+        kwargs.setdefault("name", "bert_multiple_choice")
+        super().__init__(encoder, **kwargs)
+        self.dropout_rate = dropout_rate
+        self.scorer = DenseHead(1, dropout_rate, encoder.config.initializer_range,
+                                dtype=encoder.dtype_policy, name="scorer")
+        self.scorer.build((None, encoder.config.hidden_size))
+        self.built = True
+
+    def call(self, inputs, training=None):
+        ids = inputs["input_ids"]
+        batch, choices, seq = ops.shape(ids)[0], ops.shape(ids)[1], ops.shape(ids)[2]
+        flat = {k: ops.reshape(v, (batch * choices, seq)) for k, v in inputs.items()
+                if k in ("input_ids", "input_mask", "segment_ids")}
+        pooled = self.encoder(flat, training=training)["pooled_output"]
+        scores = self.scorer(pooled, training=training)                          # [B*C, 1]
+        return {"logits": ops.reshape(scores, (batch, choices))}
+
+    def _task_config(self):
+        return {"dropout_rate": self.dropout_rate}
+
+
+TASK_MODELS = {
+    "pretraining": BertPretrainer,
+    "classifier": BertClassifier,
+    "span": BertSpanLabeler,
+    "tagger": BertTokenClassifier,
+    "multiple_choice": BertMultipleChoice,
+}
+
+__all__ = ["BertEncoder", "BertPretrainer", "BertClassifier", "BertSpanLabeler",
+           "BertTokenClassifier", "BertMultipleChoice", "TASK_MODELS"]

