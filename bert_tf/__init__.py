@@ -1,18 +1,37 @@
-"""bert_tf: BERT pre-training, fine-tuning and serving on TensorFlow 2 and Keras 3."""
+"""bert_tf: BERT pre-training, fine-tuning and serving on TensorFlow 2 and Keras 3.
 
+Top-level names load on first use, so `import bert_tf.data...` or `bert_tf.tokenization` in a
+worker process does not pull in TensorFlow and Keras.
+"""
+
+import importlib
 import os as _os
 
 _os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
-from bert_tf.config import BertConfig  # noqa: E402
-from bert_tf.model import (BertClassifier, BertEncoder, BertMultipleChoice,  # noqa: E402
-                           BertPretrainer, BertSpanLabeler, BertTokenClassifier)
-
 __version__ = "0.1.0"
 
+_EXPORTS = {
+    "BertConfig": "bert_tf.config",
+    "BertEncoder": "bert_tf.model",
+    "BertPretrainer": "bert_tf.model",
+    "BertClassifier": "bert_tf.model",
+    "BertSpanLabeler": "bert_tf.model",
+    "BertTokenClassifier": "bert_tf.model",
+    "BertMultipleChoice": "bert_tf.model",
+    "load_encoder": "bert_tf.checkpoints",
+}
 
-def load_encoder(path, config=None):
-    """Builds a BertEncoder from a TF1 checkpoint prefix, a HuggingFace folder or a native
-    checkpoint (auto-detected) and loads its weights. See bert_tf.checkpoints.load_encoder."""
-    from bert_tf.checkpoints import load_encoder as _load
-    return _load(path, config=config)
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'bert_tf' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_EXPORTS))

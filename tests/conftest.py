@@ -20,3 +20,33 @@ def minilm_reference():
     import numpy as np
     from helpers import shared_path
     return dict(np.load(shared_path("data/reference/minilm_l6_reference.npz")))
+
+
+@pytest.fixture(scope="session")
+def small_corpus(tmp_path_factory):
+    """A 2,000-piece WordPiece vocabulary learned from the inaugural addresses, pre-training
+    records from the State of the Union addresses (train) and the inaugural addresses (held-out
+    eval), sequence length 64, 10 predictions. A small vocabulary keeps the tied 30k-wide
+    masked-LM softmax from dominating CPU test time."""
+    import dataclasses
+
+    from bert_tf.data.pretraining import PretrainingDataOptions, create_pretraining_data
+    from bert_tf.tokenization import vocab_learning
+    from helpers import shared_path
+    folder = tmp_path_factory.mktemp("small_corpus")
+    inaugural = str(shared_path("data/corpus/bert_format/inaugural.sentences.txt"))
+    state_union = str(shared_path("data/corpus/bert_format/state_union.sentences.txt"))
+    vocab = str(folder / "vocab.txt")
+    counts = vocab_learning.count_words([inaugural], True)
+    tokens = vocab_learning.learn_wordpiece_vocab(counts, 2000, num_unused=10, num_iterations=2,
+                                                  max_unique_chars=200)
+    vocab_learning.write_vocab(tokens, vocab)
+    options = PretrainingDataOptions(vocab_file=vocab, max_seq_length=64,
+                                     max_predictions_per_seq=10, dupe_factor=2)
+    train = str(folder / "train.tfrecord")
+    create_pretraining_data(state_union, train, options, num_workers=2)
+    evaluation = str(folder / "eval.tfrecord")
+    create_pretraining_data(inaugural, evaluation, dataclasses.replace(options, dupe_factor=1),
+                            num_workers=2)
+    return {"vocab": vocab, "vocab_size": len(tokens), "train": train, "eval": evaluation,
+            "max_seq_length": 64, "max_predictions_per_seq": 10, "folder": folder}

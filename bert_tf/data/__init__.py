@@ -1,0 +1,1 @@
+"""Input pipelines and dataset tooling: pre-training data, SQuAD, classification tasks."""

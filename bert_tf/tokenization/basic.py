@@ -2,6 +2,7 @@
 stripping, punctuation splitting. Character by character, as the original; FullTokenizer adds
 the fast paths and caches on top of it."""
 
+import re
 import unicodedata
 
 from bert_tf.tokenization import text as _text
@@ -29,8 +30,13 @@ def split_on_punctuation(word):
     return pieces
 
 
+# In cleaned ASCII text every character that is not a letter or digit is punctuation.
+ASCII_PIECES = re.compile(r"[A-Za-z0-9]+|[^A-Za-z0-9]")
+
+
 def normalize_word(word, do_lower_case):
-    """Pieces of one whitespace-delimited word of cleaned text (no whitespace, no CJK inside).
+    """Pieces of one whitespace-delimited word of cleaned text (no whitespace, no control
+    character, no CJK inside), character by character as the original.
 
     Lower casing uses str.lower() on the whole word, so a final capital sigma becomes
     final sigma, as in the original."""

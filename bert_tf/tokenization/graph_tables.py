@@ -7,7 +7,6 @@ lower casing (ICU NFKC_Casefold) is not used: it also applies compatibility mapp
 """
 
 import functools
-import sys
 import unicodedata
 
 import numpy as np

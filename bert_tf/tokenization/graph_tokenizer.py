@@ -22,7 +22,7 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text as tft
 
-from bert_tf.tokenization import graph_tables, wordpiece
+from bert_tf.tokenization import graph_tables, text as _text, wordpiece
 
 
 
@@ -75,13 +75,25 @@ class GraphWordpiece:
         (ids, starts, ends) with byte offsets into each string."""
         strings = tf.convert_to_tensor(strings, tf.string)
         simple = tf.strings.regex_full_match(strings, self._simple_text)
-        simple_idx = tf.reshape(tf.where(simple), [-1])
-        other_idx = tf.reshape(tf.where(tf.logical_not(simple)), [-1])
-        fast = self._tokenize_ascii(tf.gather(strings, simple_idx), with_offsets)
-        slow = self._tokenize_general(tf.gather(strings, other_idx), with_offsets)
-        order = tf.math.invert_permutation(tf.concat([simple_idx, other_idx], 0))
-        out = [tf.gather(tf.concat([f, s], 0), order) for f, s in zip(fast, slow)]
-        return tuple(out) if with_offsets else out[0]
+
+        def components(ragged):
+            return [t.flat_values for t in ragged] + [ragged[0].row_splits]
+
+        def all_simple():  # the common case: no partitioning needed
+            return components(self._tokenize_ascii(strings, with_offsets))
+
+        def mixed():
+            simple_idx = tf.reshape(tf.where(simple), [-1])
+            other_idx = tf.reshape(tf.where(tf.logical_not(simple)), [-1])
+            fast = self._tokenize_ascii(tf.gather(strings, simple_idx), with_offsets)
+            slow = self._tokenize_general_if_any(tf.gather(strings, other_idx), with_offsets)
+            order = tf.math.invert_permutation(tf.concat([simple_idx, other_idx], 0))
+            return components([tf.gather(tf.concat([f, s], 0), order)
+                               for f, s in zip(fast, slow)])
+
+        *values, splits = tf.cond(tf.reduce_all(simple), all_simple, mixed)
+        out = tuple(tf.RaggedTensor.from_row_splits(v, splits, validate=False) for v in values)
+        return out if with_offsets else out[0]
 
     # ------------------------------------------------------------------ ASCII path
     def _simple_text_pattern(self):
@@ -97,7 +109,6 @@ class GraphWordpiece:
         safe = [c for c, s, e in zip(candidates, starts, ends)
                 if s == [0, 1, e[1]] and e == [1, e[1], e[1] + 1]
                 and e[1] == 1 + len(chr(c).encode("utf-8"))]
-        from bert_tf.tokenization import text as _text
         return "[\\t\\n\\r\\x20-\\x7e" + _text.char_class_pattern(safe)[1:-1] + "]*"
 
     def _tokenize_ascii(self, strings, with_offsets):
@@ -108,6 +119,20 @@ class GraphWordpiece:
         return (self.ascii_wordpiece.tokenize(strings),)
 
     # ------------------------------------------------------------------ general path
+    def _tokenize_general_if_any(self, strings, with_offsets):
+        """_tokenize_general, skipped (no op runs) for an empty batch, the common case."""
+        count = 3 if with_offsets else 1
+
+        def run():
+            out = self._tokenize_general(strings, with_offsets)
+            return [t.flat_values for t in out] + [out[0].row_splits]
+
+        def skip():
+            return [tf.zeros([0], tf.int64)] * count + [tf.zeros([1], tf.int64)]
+
+        *values, splits = tf.cond(tf.size(strings) > 0, run, skip)
+        return tuple(tf.RaggedTensor.from_row_splits(v, splits, validate=False) for v in values)
+
     def _tokenize_general(self, strings, with_offsets):
         nrows = tf.shape(strings, out_type=tf.int64)[0]
         normalized, byte_src = self._normalize(strings, nrows, with_offsets)

@@ -10,7 +10,7 @@ silently wrong: bytes that are not UTF-8, an empty file, an empty entry, or a du
 import collections
 import os
 
-import tensorflow as tf
+from bert_tf import fileio
 
 PAD, UNK, CLS, SEP, MASK = "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"
 SPECIAL_TOKENS = (PAD, UNK, CLS, SEP, MASK)
@@ -22,11 +22,11 @@ class VocabularyError(ValueError):
 
 def _read_tokens(vocab_file):
     path = os.fspath(vocab_file)
-    try:
-        with tf.io.gfile.GFile(path, "rb") as f:
-            data = f.read()
-    except tf.errors.NotFoundError:
-        raise VocabularyError(f"vocabulary file not found: {path}") from None
+    # Local files are read without TensorFlow, so tokenizer worker processes stay light.
+    if not fileio.exists(path):
+        raise VocabularyError(f"vocabulary file not found: {path}")
+    with fileio.open_binary(path) as f:
+        data = f.read()
     if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte order mark is not part of the token
         data = data[3:]
     lines = data.split(b"\n")

@@ -7,7 +7,7 @@ Test files have no labels: their examples have label None and guid "test-<index>
 
 import os
 
-from bert_tf.data.classification import storage
+from bert_tf import fileio
 from bert_tf.data.classification.processor import DataProcessor, Layout, find_file
 from bert_tf.data.classification.tasks import TASKS
 
@@ -36,7 +36,7 @@ class GlueProcessor(DataProcessor):
         layout = self.layouts[split]
         folder = _GLUE_FOLDERS[self.info.name]
         hint = ""
-        if storage.exists(os.path.join(str(data_dir), folder, layout.filename)):
+        if fileio.exists(os.path.join(str(data_dir), folder, layout.filename)):
             hint = (f"; data_dir must be the task folder: did you mean "
                     f"{os.path.join(str(data_dir), folder)}?")
         return find_file(self.info.name, data_dir, [layout.filename], hint), layout

@@ -8,7 +8,8 @@ import logging
 import math
 import os
 
-from bert_tf.data.classification import records, storage
+from bert_tf import fileio
+from bert_tf.data.classification import records
 from bert_tf.data.classification.examples import (BadRowError, DataFormatError, InputExample,
                                                   ReadStats)
 from bert_tf.data.classification.tasks import TaskInfo
@@ -251,7 +252,7 @@ def find_file(task, data_dir, candidates, hint=""):
     FileNotFoundError listing every place looked at."""
     tried = [os.path.join(str(data_dir), name) for name in candidates]
     for path in tried:
-        if storage.exists(path):
+        if fileio.exists(path):
             return path
     raise FileNotFoundError(f"{task}: no {candidates[0]} in data_dir {data_dir} (looked for "
                             f"{', '.join(tried)}){hint}")

@@ -9,7 +9,7 @@ newline is fine (CoLA dev.tsv). CSV uses standard quoting, so quoted fields may 
 import csv
 import json
 
-from bert_tf.data.classification import storage
+from bert_tf import fileio
 from bert_tf.data.classification.examples import DataFormatError
 
 FORMATS = ("tsv", "csv", "jsonl")
@@ -17,7 +17,7 @@ FORMATS = ("tsv", "csv", "jsonl")
 
 def _lines(path):
     """(line_number, text) for each line, decoded as UTF-8, terminator removed."""
-    with storage.open_binary(path) as f:
+    with fileio.open_binary(path) as f:
         for number, raw in enumerate(f, start=1):
             if raw.endswith(b"\n"):
                 raw = raw[:-1]

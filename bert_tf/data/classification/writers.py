@@ -11,8 +11,7 @@ import os
 
 import numpy as np
 
-from bert_tf.data.classification import storage
-from bert_tf.data.classification.examples import DataFormatError
+from bert_tf import fileio
 from bert_tf.data.classification.tasks import get_task_info
 from bert_tf.metrics.classification import class_ids
 
@@ -34,7 +33,7 @@ def write_test_results(path, probabilities, num_examples=None):
                          f"{values.dtype} of shape {values.shape}")
     _check_count("test_results", len(values), num_examples)
     text = "".join("\t".join(str(v) for v in row) + "\n" for row in values)
-    storage.atomic_write_text(path, text)
+    fileio.atomic_write_text(path, text)
     return str(path)
 
 
@@ -81,33 +80,5 @@ def write_glue_submission(output_dir, task_name, predictions, num_examples=None,
         raise ValueError(f"{len(indices)} indices for {len(cells)} predictions")
     lines = ["index\tprediction\n"]
     lines += [f"{index}\t{cell}\n" for index, cell in zip(indices, cells)]
-    storage.atomic_write_text(path, "".join(lines))
+    fileio.atomic_write_text(path, "".join(lines))
     return path
-
-
-def write_eval_results(path, results):
-    """Writes `results` as sorted "key = value" lines (the original eval_results.txt)."""
-    text = "".join(f"{key} = {results[key]}\n" for key in sorted(results))
-    storage.atomic_write_text(path, text)
-    return str(path)
-
-
-def read_eval_results(path):
-    """Parses an eval_results.txt back to {key: int | float | str}."""
-    results = {}
-    with storage.open_binary(path) as f:
-        for number, raw in enumerate(f, start=1):
-            line = raw.decode("utf-8").rstrip("\r\n")
-            if not line.strip():
-                continue
-            key, sep, value = line.partition(" = ")
-            if not sep or not key:
-                raise DataFormatError(path, number, f"expected 'key = value', got {line!r}")
-            for convert in (int, float):
-                try:
-                    value = convert(value)
-                    break
-                except ValueError:
-                    pass
-            results[key] = value
-    return results

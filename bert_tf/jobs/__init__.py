@@ -1,0 +1,1 @@
+"""End-to-end jobs behind the runners: each takes plain options and the strategy."""

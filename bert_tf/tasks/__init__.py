@@ -1,0 +1,1 @@
+"""Task definitions for the trainer: losses as (numerator, denominator) terms and metrics."""

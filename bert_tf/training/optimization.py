@@ -1,0 +1,152 @@
+"""Optimisers and the learning-rate schedule of google-research/bert.
+
+AdamW as google-research's AdamWeightDecayOptimizer: Adam *without* bias correction, epsilon 1e-6,
+decoupled weight decay (lr * wd * w) skipped for LayerNorm and bias variables, gradients clipped to
+global norm 1.0. Keras' base optimizer already provides the decoupled decay, its exclusion list
+and global-norm clipping; only the update rule differs from keras.optimizers.Adam.
+LAMB for large batches: the layer-wise trust ratio ||w|| / ||update|| with the weight decay inside
+the update, LayerNorm and bias variables excluded from decay and from layer adaptation.
+"""
+
+import re
+
+import keras
+from keras import ops
+
+NO_DECAY = ("layer_norm", "LayerNorm", "bias")
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
+    """Linear warm-up from 0 to `peak` over `warmup_steps`, then linear decay to `end` at
+    `total_steps` (google-research: polynomial decay, power 1, to 0)."""
+
+    def __init__(self, peak, total_steps, warmup_steps=0, end=0.0):
+        self.peak = float(peak)
+        self.total_steps = int(total_steps)
+        self.warmup_steps = int(warmup_steps)
+        self.end = float(end)
+
+    def __call__(self, step):
+        step = ops.cast(step, "float32")
+        decay_steps = max(self.total_steps - self.warmup_steps, 1)
+        progress = ops.clip((step - self.warmup_steps) / decay_steps, 0.0, 1.0)
+        decayed = self.end + (self.peak - self.end) * (1.0 - progress)
+        if self.warmup_steps <= 0:
+            return decayed
+        warm = self.peak * step / self.warmup_steps
+        return ops.where(step < self.warmup_steps, warm, decayed)
+
+    def get_config(self):
+        return {"peak": self.peak, "total_steps": self.total_steps,
+                "warmup_steps": self.warmup_steps, "end": self.end}
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class AdamWeightDecay(keras.optimizers.Optimizer):
+    """Adam without bias correction (google-research/bert's AdamWeightDecayOptimizer)."""
+
+    def __init__(self, learning_rate=1e-4, beta_1=0.9, beta_2=0.999, epsilon=1e-6,
+                 weight_decay=0.01, exclude_from_weight_decay_paths=NO_DECAY,
+                 name="adam_weight_decay", **kwargs):
+        super().__init__(learning_rate=learning_rate, weight_decay=weight_decay, name=name,
+                         **kwargs)
+        self.beta_1 = beta_1
+        self.beta_2 = beta_2
+        self.epsilon = epsilon
+        self.exclude_from_weight_decay_paths = tuple(exclude_from_weight_decay_paths)
+
+    def _use_weight_decay(self, variable):
+        # Keras matches its exclusion names against variable.name ("gamma"); google-research
+        # excludes by scope ("LayerNorm", "bias"), which for us is the variable path.
+        path = getattr(variable, "path", variable.name)
+        if any(re.search(p, path) for p in self.exclude_from_weight_decay_paths):
+            return False
+        return super()._use_weight_decay(variable)
+
+    def build(self, variables):
+        if self.built:
+            return
+        super().build(variables)
+        self._m, self._v = self.add_optimizer_variables(variables, ["m", "v"])
+
+    def update_step(self, gradient, variable, learning_rate):
+        lr = ops.cast(learning_rate, variable.dtype)
+        gradient = ops.cast(gradient, variable.dtype)
+        m = self._m[self._get_variable_index(variable)]
+        v = self._v[self._get_variable_index(variable)]
+        self.assign(m, self.beta_1 * m + (1.0 - self.beta_1) * gradient)
+        self.assign(v, self.beta_2 * v + (1.0 - self.beta_2) * ops.square(gradient))
+        self.assign_sub(variable, lr * m / (ops.sqrt(v) + self.epsilon))
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(beta_1=self.beta_1, beta_2=self.beta_2, epsilon=self.epsilon,
+                      exclude_from_weight_decay_paths=list(self.exclude_from_weight_decay_paths))
+        return config
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class Lamb(keras.optimizers.Optimizer):
+    """LAMB (You et al., 2019): bias-corrected Adam direction plus weight decay, scaled per
+    variable by the trust ratio ||w|| / ||direction||. Variables whose path matches one of
+    `exclude_from_layer_adaptation` use ratio 1 and no decay (LayerNorm, biases)."""
+
+    def __init__(self, learning_rate=1e-3, beta_1=0.9, beta_2=0.999, epsilon=1e-6,
+                 weight_decay=0.01, exclude_from_layer_adaptation=NO_DECAY, name="lamb",
+                 **kwargs):
+        # Weight decay lives inside the LAMB direction, so the base class must not apply it.
+        super().__init__(learning_rate=learning_rate, name=name, **kwargs)
+        self.beta_1 = beta_1
+        self.beta_2 = beta_2
+        self.epsilon = epsilon
+        self.lamb_weight_decay = weight_decay
+        self.exclude_from_layer_adaptation = tuple(exclude_from_layer_adaptation)
+
+    def build(self, variables):
+        if self.built:
+            return
+        super().build(variables)
+        self._m, self._v = self.add_optimizer_variables(variables, ["m", "v"])
+
+    def _adapted(self, variable):
+        path = getattr(variable, "path", variable.name)
+        return not any(re.search(p, path) for p in self.exclude_from_layer_adaptation)
+
+    def update_step(self, gradient, variable, learning_rate):
+        lr = ops.cast(learning_rate, variable.dtype)
+        gradient = ops.cast(gradient, variable.dtype)
+        step = ops.cast(self.iterations + 1, variable.dtype)
+        m = self._m[self._get_variable_index(variable)]
+        v = self._v[self._get_variable_index(variable)]
+        self.assign(m, self.beta_1 * m + (1.0 - self.beta_1) * gradient)
+        self.assign(v, self.beta_2 * v + (1.0 - self.beta_2) * ops.square(gradient))
+        m_hat = m / (1.0 - ops.power(self.beta_1, step))
+        v_hat = v / (1.0 - ops.power(self.beta_2, step))
+        direction = m_hat / (ops.sqrt(v_hat) + self.epsilon)
+        if self._adapted(variable):
+            direction = direction + self.lamb_weight_decay * variable
+            w_norm = ops.sqrt(ops.sum(ops.square(variable)))
+            d_norm = ops.sqrt(ops.sum(ops.square(direction)))
+            ratio = ops.where((w_norm > 0) & (d_norm > 0), w_norm / d_norm, 1.0)
+            direction = direction * ratio
+        self.assign_sub(variable, lr * direction)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(beta_1=self.beta_1, beta_2=self.beta_2, epsilon=self.epsilon,
+                      weight_decay=self.lamb_weight_decay,
+                      exclude_from_layer_adaptation=list(self.exclude_from_layer_adaptation))
+        return config
+
+
+def create_optimizer(learning_rate, num_train_steps, num_warmup_steps, optimizer="adamw",
+                     weight_decay=0.01, clip_norm=1.0, end_learning_rate=0.0):
+    """The optimiser google-research's optimization.create_optimizer builds, as a Keras object."""
+    schedule = WarmupLinearDecay(learning_rate, num_train_steps, num_warmup_steps,
+                                 end_learning_rate)
+    if optimizer == "adamw":
+        return AdamWeightDecay(schedule, weight_decay=weight_decay, global_clipnorm=clip_norm)
+    if optimizer == "lamb":
+        return Lamb(schedule, weight_decay=weight_decay, global_clipnorm=clip_norm)
+    raise ValueError(f"unknown optimizer {optimizer!r}: use 'adamw' or 'lamb'")

@@ -1,0 +1,79 @@
+"""Optimisers and schedule with google-research/bert's semantics."""
+
+import keras
+import numpy as np
+import pytest
+
+from bert_tf.training.optimization import (AdamWeightDecay, Lamb, WarmupLinearDecay,
+                                           create_optimizer)
+
+
+def test_schedule_warms_up_linearly_then_decays_to_zero():
+    schedule = WarmupLinearDecay(peak=1e-4, total_steps=100, warmup_steps=10)
+    values = [float(schedule(s)) for s in (0, 5, 10, 55, 100, 150)]
+    np.testing.assert_allclose(values, [0.0, 5e-5, 1e-4, 5e-5, 0.0, 0.0], atol=1e-12)
+
+
+def test_schedule_without_warmup_starts_at_peak():
+    assert float(WarmupLinearDecay(2e-5, 10)(0)) == pytest.approx(2e-5)
+
+
+def _variables():
+    kernel = keras.Variable(np.array([[1.0, -2.0], [0.5, 3.0]], np.float32), name="kernel")
+    bias = keras.Variable(np.array([0.1, -0.1], np.float32), name="bias")
+    norm = keras.Variable(np.array([1.0, 1.0], np.float32), name="gamma")
+    return kernel, bias, norm
+
+
+def test_adamw_has_no_bias_correction_and_decays_only_weights():
+    kernel, bias, gamma = _variables()
+    opt = AdamWeightDecay(learning_rate=0.1, weight_decay=0.01, epsilon=1e-6,
+                          exclude_from_weight_decay_paths=("bias", "gamma"))
+    grads = [np.full((2, 2), 0.5, np.float32), np.full(2, 0.5, np.float32),
+             np.full(2, 0.5, np.float32)]
+    start = [v.numpy().copy() for v in (kernel, bias, gamma)]
+    opt.apply(grads, [kernel, bias, gamma])
+    # google-research, step 1: m = 0.1 g, v = 0.001 g^2, update = m / (sqrt(v) + eps), no
+    # 1/(1 - beta^t) correction; decay lr * wd * w on the kernel only.
+    m, v = 0.1 * 0.5, 0.001 * 0.25
+    step = 0.1 * m / (np.sqrt(v) + 1e-6)
+    np.testing.assert_allclose(kernel.numpy(), start[0] - 0.1 * 0.01 * start[0] - step, rtol=1e-6)
+    np.testing.assert_allclose(bias.numpy(), start[1] - step, rtol=1e-6)
+    np.testing.assert_allclose(gamma.numpy(), start[2] - step, rtol=1e-6)
+
+
+def test_create_optimizer_excludes_layer_norm_and_bias_by_path():
+    import bert_tf
+    encoder = bert_tf.BertEncoder(bert_tf.BertConfig.from_preset("L-1_H-32_A-2", vocab_size=20))
+    opt = create_optimizer(1e-3, 10, 1)
+    opt.build(encoder.trainable_variables)
+    decayed = {v.path for v in encoder.trainable_variables if opt._use_weight_decay(v)}
+    assert "layer_0/attention/query/kernel" in decayed
+    assert "embeddings/word_embeddings" in decayed
+    assert not any("layer_norm" in p or p.endswith("bias") for p in decayed)
+
+
+def test_create_optimizer_clips_by_global_norm_one():
+    opt = create_optimizer(1e-3, 10, 1)
+    assert opt.global_clipnorm == 1.0
+
+
+def test_lamb_scales_the_update_by_the_trust_ratio():
+    w = keras.Variable(np.array([3.0, 4.0], np.float32), name="kernel")   # ||w|| = 5
+    opt = Lamb(learning_rate=0.1, weight_decay=0.0)
+    opt.apply([np.array([1.0, 1.0], np.float32)], [w])
+    # bias-corrected Adam direction is ~[1, 1] (norm sqrt 2); trust ratio 5 / sqrt 2
+    expected = np.array([3.0, 4.0]) - 0.1 * (5 / np.sqrt(2)) * np.array([1.0, 1.0])
+    np.testing.assert_allclose(w.numpy(), expected, rtol=1e-5)
+
+
+def test_lamb_does_not_adapt_bias_or_layer_norm():
+    b = keras.Variable(np.array([3.0, 4.0], np.float32), name="bias")
+    opt = Lamb(learning_rate=0.1, weight_decay=0.01)
+    opt.apply([np.array([1.0, 1.0], np.float32)], [b])
+    np.testing.assert_allclose(b.numpy(), [2.9, 3.9], rtol=1e-5)
+
+
+def test_unknown_optimizer_is_named():
+    with pytest.raises(ValueError, match="sgd"):
+        create_optimizer(1e-3, 10, 1, optimizer="sgd")
