@@ -59,7 +59,7 @@ def build_train_step(cfg, batch, seq, task, jit_compile):
     features = {k: v for k, v in _inputs(cfg, batch, seq).items()}
     rng = np.random.default_rng(1)
     if task == "classify":
-        model, train_task = BertClassifier(encoder, num_classes=2), ClassificationTask(2)
+        model, train_task = BertClassifier(encoder, num_classes=2), ClassificationTask()
         features["label_ids"] = tf.constant(rng.integers(0, 2, (batch,), np.int32))
     elif task == "pretrain":
         model, train_task = BertPretrainer(encoder), PretrainingTask()
