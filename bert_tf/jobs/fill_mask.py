@@ -1,0 +1,252 @@
+"""predict_masked: the top-k vocabulary tokens, with probabilities, for each [MASK] of a text.
+
+Texts come one per line (`text_a` or `text_a ||| text_b`, as extract_features reads them) or as
+strings. The literal `[MASK]` becomes the mask token (google-research's tokenizer would split it
+into `[`, `mask`, `]`); each mask is predicted independently by the masked-LM head of a
+pre-trained checkpoint. Probabilities are the head's softmax over the whole vocabulary, so the k
+shown for a mask sum to at most 1. Special tokens ([PAD], [CLS], [SEP], [MASK], [UNK],
+[unusedN]) are left out of the top k unless include_special_tokens.
+
+A checkpoint without the masked-LM head (cls/predictions/*), such as a sentence-embedding
+model, is refused with MissingHeadError.
+"""
+
+import dataclasses
+import json
+import logging
+import re
+import time
+
+import numpy as np
+
+from bert_tf import fileio
+from bert_tf.config import BertConfig
+
+logger = logging.getLogger("bert_tf")
+
+MASK = "[MASK]"
+_PAIR_RE = re.compile(r"^(.*) \|\|\| (.*)$")
+_SPECIAL_RE = re.compile(r"^\[(PAD|CLS|SEP|MASK|UNK|unused\d+)\]$")
+
+
+class MissingHeadError(ValueError):
+    """The checkpoint has no masked-LM head."""
+
+
+@dataclasses.dataclass
+class FillMaskOptions:
+    config: BertConfig
+    init_checkpoint: str
+    vocab_file: str = None
+    input_file: str = None
+    texts: list = None
+    output_file: str = None
+    do_lower_case: bool = True
+    max_seq_length: int = None      # default: the model's max_position_embeddings
+    batch_size: int = 32
+    top_k: int = 5
+    include_special_tokens: bool = False
+
+    def validate(self):
+        from bert_tf.tokenization import validate_case_matches_checkpoint
+        validate_case_matches_checkpoint(self.do_lower_case, self.init_checkpoint)
+        if not self.init_checkpoint:
+            raise ValueError("--init_checkpoint is required (a checkpoint with its masked-LM "
+                             "head, e.g. a run_pretraining output_dir)")
+        if bool(self.input_file) == bool(self.texts):
+            raise ValueError("give exactly one of --input_file and --text")
+        if self.input_file and not fileio.exists(self.input_file):
+            raise FileNotFoundError(f"--input_file {self.input_file} does not exist")
+        if not self.vocab_file:
+            raise ValueError("--vocab_file is required (or a checkpoint folder holding "
+                             "vocab.txt)")
+        if not fileio.exists(self.vocab_file):
+            raise FileNotFoundError(f"--vocab_file {self.vocab_file} does not exist")
+        if self.max_seq_length is None:
+            self.max_seq_length = self.config.max_position_embeddings
+        if self.max_seq_length > self.config.max_position_embeddings:
+            raise ValueError(
+                f"Cannot use sequence length {self.max_seq_length} because the BERT model was "
+                f"only trained up to sequence length {self.config.max_position_embeddings}")
+        if self.max_seq_length < 3:
+            raise ValueError(f"--max_seq_length must be >= 3, got {self.max_seq_length}")
+        if self.top_k < 1 or self.batch_size < 1:
+            raise ValueError("--top_k and --batch_size must be >= 1")
+
+
+@dataclasses.dataclass
+class MaskedText:
+    index: int
+    text: str
+    tokens: list
+    input_ids: list
+    segment_ids: list
+    positions: list       # token positions of the masks
+
+
+def _tokenize_with_masks(tokenizer, text):
+    tokens = []
+    for k, piece in enumerate(text.split(MASK)):
+        if k:
+            tokens.append(MASK)
+        tokens.extend(tokenizer.tokenize(piece))
+    return tokens
+
+
+def encode_masked(tokenizer, index, text, max_seq_length, where="text"):
+    """Packs `text` (or `a ||| b`) as [CLS] a [SEP] (b [SEP]) with google-research's truncation;
+    raises ValueError naming `where` if it has no [MASK] or truncation drops one."""
+    from bert_tf.data.swag.features import truncate_pair
+    m = _PAIR_RE.match(text.strip())
+    text_a, text_b = (text.strip(), None) if m is None else (m.group(1), m.group(2))
+    tokens_a = _tokenize_with_masks(tokenizer, text_a)
+    tokens_b = _tokenize_with_masks(tokenizer, text_b) if text_b else None
+    masks = tokens_a.count(MASK) + (tokens_b.count(MASK) if tokens_b else 0)
+    if not masks:
+        raise ValueError(f"{where}: no {MASK} in {text!r}")
+    if tokens_b:
+        keep_a, keep_b = truncate_pair(tokens_a, tokens_b, max_seq_length - 3)
+        tokens_a, tokens_b = tokens_a[:keep_a], tokens_b[:keep_b]
+    else:
+        tokens_a = tokens_a[:max_seq_length - 2]
+    tokens = ["[CLS]"] + tokens_a + ["[SEP]"]
+    segment_ids = [0] * len(tokens)
+    if tokens_b:
+        tokens += tokens_b + ["[SEP]"]
+        segment_ids += [1] * (len(tokens_b) + 1)
+    positions = [i for i, t in enumerate(tokens) if t == MASK]
+    if len(positions) != masks:
+        raise ValueError(f"{where}: {masks - len(positions)} of {masks} {MASK} tokens fall "
+                         f"beyond max_seq_length={max_seq_length} tokens; shorten the text or "
+                         f"raise --max_seq_length")
+    return MaskedText(index, text, tokens, tokenizer.convert_tokens_to_ids(tokens), segment_ids,
+                      positions)
+
+
+def load_masked_lm(config, init_checkpoint):
+    """A BertPretrainer with the checkpoint's encoder and masked-LM head; raises
+    MissingHeadError when the checkpoint has no masked-LM head."""
+    from bert_tf.checkpoints import load_weights
+    from bert_tf.model import BertEncoder, BertPretrainer
+    model = BertPretrainer(BertEncoder(config))
+    report = load_weights(model, init_checkpoint)
+    missing = [name for name in report.missing if name.startswith("cls/predictions/")]
+    if missing:
+        raise MissingHeadError(
+            f"{init_checkpoint} has no masked-LM head (missing {', '.join(missing)}): "
+            f"fill-mask needs a checkpoint saved with its pre-training heads, such as a "
+            f"run_pretraining output_dir or google-research's bert_model.ckpt; this one holds "
+            f"an encoder only (e.g. a sentence-embedding model)")
+    return model
+
+
+def make_predict_fn(model, top_k, excluded_ids):
+    """tf.function -> (top-k probabilities, ids) [B, P, k] from the full-vocabulary softmax."""
+    import tensorflow as tf
+    vocab_size = model.config.vocab_size
+    excluded = np.zeros(vocab_size, bool)
+    excluded[[i for i in excluded_ids if i < vocab_size]] = True
+    excluded = tf.constant(excluded)
+    spec = tf.TensorSpec([None, None], tf.int32)
+
+    @tf.function(input_signature=[spec, spec, spec, spec])
+    def predict(input_ids, input_mask, segment_ids, positions):
+        logits = model({"input_ids": input_ids, "input_mask": input_mask,
+                        "segment_ids": segment_ids, "masked_lm_positions": positions},
+                       training=False)["mlm_logits"]
+        probs = tf.nn.softmax(tf.cast(logits, tf.float32), axis=-1)             # [B, P, V]
+        shown = tf.where(excluded, tf.constant(-1.0), probs)
+        return tf.math.top_k(shown, k=top_k)
+    return predict
+
+
+def _batch_arrays(items):
+    longest = max(len(t.input_ids) for t in items)
+    masks = max(len(t.positions) for t in items)
+    ids = np.zeros((len(items), longest), np.int32)
+    mask = np.zeros_like(ids)
+    segments = np.zeros_like(ids)
+    positions = np.zeros((len(items), masks), np.int32)
+    for i, t in enumerate(items):
+        n = len(t.input_ids)
+        ids[i, :n], mask[i, :n], segments[i, :n] = t.input_ids, 1, t.segment_ids
+        positions[i, :len(t.positions)] = t.positions
+    return ids, mask, segments, positions
+
+
+def _texts(opts):
+    if opts.texts:
+        for i, text in enumerate(opts.texts):
+            yield i, text, f"--text #{i + 1}"
+        return
+    from bert_tf.tokenization import convert_to_unicode
+    with fileio.open_binary(opts.input_file) as f:
+        for i, raw in enumerate(f):
+            try:
+                text = convert_to_unicode(raw).rstrip("\r\n")
+            except UnicodeDecodeError as e:
+                raise ValueError(f"{opts.input_file}:{i + 1}: not UTF-8 ({e})") from None
+            if text.strip():            # blank lines are skipped (their index is kept)
+                yield i, text, f"{opts.input_file}:{i + 1}"
+
+
+def predict(opts):
+    """Yields one result dict per text: {"linex_index", "text", "tokens", "masks": [{"position",
+    "predictions": [{"token", "token_id", "probability"}]}]}."""
+    from bert_tf.jobs.classifier import default_vocab_file
+    from bert_tf.tokenization import FullTokenizer
+    if not opts.vocab_file:
+        opts.vocab_file = default_vocab_file(opts.init_checkpoint)
+    opts.validate()
+    tokenizer = FullTokenizer(opts.vocab_file, do_lower_case=opts.do_lower_case)
+    vocab = tokenizer.vocabulary.id_to_token
+    if len(vocab) > opts.config.vocab_size:
+        raise ValueError(f"--vocab_file {opts.vocab_file} has {len(vocab)} tokens but the "
+                         f"model's vocab_size is {opts.config.vocab_size}")
+    model = load_masked_lm(opts.config, opts.init_checkpoint)
+    excluded = [] if opts.include_special_tokens else [
+        i for i, t in enumerate(vocab) if _SPECIAL_RE.match(t)]
+    top_k = min(opts.top_k, opts.config.vocab_size - len(excluded))
+    predict_fn = make_predict_fn(model, top_k, excluded)
+    batch = []
+
+    def run_batch():
+        values, ids = (t.numpy() for t in predict_fn(*_batch_arrays(batch)))
+        for b, item in enumerate(batch):
+            masks = []
+            for p, position in enumerate(item.positions):
+                masks.append({"position": position, "predictions": [
+                    {"token": vocab[int(i)], "token_id": int(i), "probability": float(v)}
+                    for v, i in zip(values[b, p], ids[b, p])]})
+            yield {"linex_index": item.index, "text": item.text, "tokens": item.tokens,
+                   "masks": masks}
+        batch.clear()
+
+    for index, text, where in _texts(opts):
+        batch.append(encode_masked(tokenizer, index, text, opts.max_seq_length, where))
+        if len(batch) == opts.batch_size:
+            yield from run_batch()
+    if batch:
+        yield from run_batch()
+
+
+def run(opts):
+    """Predicts every text; writes JSON lines to opts.output_file (atomically) when set.
+    Returns the list of results."""
+    start = time.perf_counter()
+    results = list(predict(opts))
+    if opts.output_file:
+        fileio.atomic_write_text(opts.output_file,
+                                 "".join(json.dumps(r) + "\n" for r in results))
+    logger.info("%d texts in %.1f s%s", len(results), time.perf_counter() - start,
+                f" -> {opts.output_file}" if opts.output_file else "")
+    return results
+
+
+def format_result(result):
+    """Human-readable lines for one result."""
+    lines = [result["text"]]
+    for k, mask in enumerate(result["masks"]):
+        shown = ", ".join(f"{p['token']} {p['probability']:.3f}" for p in mask["predictions"])
+        lines.append(f"  [MASK] #{k + 1} (token {mask['position']}): {shown}")
+    return "\n".join(lines)

@@ -1,0 +1,329 @@
+"""run_ner: token-classification (NER) fine-tuning, evaluation and prediction on CoNLL files.
+
+Tags are read as IOB1 or BIO and learnt as BIO; each word is labelled on its first WordPiece
+(bert_tf.data.ner). Evaluation scores entities with conlleval semantics (bert_tf.metrics.ner).
+Training follows google-research/bert's recipe: num_train_steps = int(windows / batch * epochs),
+linear warm-up over warmup_proportion of them, AdamW.
+
+Files in output_dir: label_list.txt (the tagger's classes, in output order), eval_results.txt
+(precision/recall/f1 overall and per type), eval_report.txt (conlleval's summary),
+eval_predictions.txt and test_predictions.txt (CoNLL columns + predicted tag), checkpoints,
+TensorBoard summaries and log.txt.
+"""
+
+import dataclasses
+import logging
+import os
+import time
+
+import numpy as np
+
+from bert_tf import fileio
+from bert_tf.config import BertConfig
+from bert_tf.jobs.common import (init_from_checkpoint, make_optimizer, make_trainer,
+                                 write_eval_summary)
+from bert_tf.metrics.results import write_eval_results
+
+logger = logging.getLogger("bert_tf")
+
+LABELS_FILE = "label_list.txt"
+
+
+@dataclasses.dataclass
+class NerOptions:
+    config: BertConfig
+    output_dir: str
+    vocab_file: str = None
+    train_file: str = None
+    eval_file: str = None
+    predict_file: str = None
+    init_checkpoint: str = None
+    do_lower_case: bool = True
+    max_seq_length: int = 128
+    doc_stride: int = 64
+    context: str = "sentence"
+    labels: list = None
+    do_train: bool = False
+    do_eval: bool = False
+    do_predict: bool = False
+    train_batch_size: int = 32
+    eval_batch_size: int = 8
+    predict_batch_size: int = 8
+    learning_rate: float = 5e-5
+    num_train_epochs: float = 3.0
+    warmup_proportion: float = 0.1
+    save_checkpoints_steps: int = 1000
+    iterations_per_loop: int = 1000
+    mixed_precision: str = None
+    jit_compile: bool = False
+    seed: int = 12345
+
+    def validate(self):
+        from bert_tf.data.ner import CONTEXTS
+        from bert_tf.tokenization import validate_case_matches_checkpoint
+        if not (self.do_train or self.do_eval or self.do_predict):
+            raise ValueError("At least one of `do_train`, `do_eval` or `do_predict' must be True.")
+        validate_case_matches_checkpoint(self.do_lower_case, self.init_checkpoint)
+        if not self.output_dir:
+            raise ValueError("--output_dir is required")
+        for flag, needed in (("train_file", self.do_train), ("eval_file", self.do_eval),
+                             ("predict_file", self.do_predict)):
+            path = getattr(self, flag)
+            if needed and not path:
+                raise ValueError(f"--{flag} is required with --do_{flag.split('_')[0]}")
+            if needed and not fileio.exists(path):
+                raise FileNotFoundError(f"--{flag} {path} does not exist")
+        if not self.vocab_file:
+            raise ValueError("--vocab_file is required (or an --init_checkpoint folder holding "
+                             "vocab.txt)")
+        if not fileio.exists(self.vocab_file):
+            raise FileNotFoundError(f"--vocab_file {self.vocab_file} does not exist")
+        if self.max_seq_length > self.config.max_position_embeddings:
+            raise ValueError(
+                f"Cannot use sequence length {self.max_seq_length} because the BERT model was "
+                f"only trained up to sequence length {self.config.max_position_embeddings}")
+        if self.max_seq_length < 3:
+            raise ValueError(f"--max_seq_length must be >= 3, got {self.max_seq_length}")
+        if self.doc_stride < 1:
+            raise ValueError(f"--doc_stride must be >= 1, got {self.doc_stride}")
+        if self.context not in CONTEXTS:
+            raise ValueError(f"--context must be one of {', '.join(CONTEXTS)}, got "
+                             f"{self.context!r}")
+        for name in ("train_batch_size", "eval_batch_size", "predict_batch_size",
+                     "iterations_per_loop"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"--{name} must be >= 1, got {getattr(self, name)}")
+        if self.do_train and self.num_train_epochs <= 0:
+            raise ValueError(f"--num_train_epochs must be > 0, got {self.num_train_epochs}")
+        if not 0.0 <= self.warmup_proportion <= 1.0:
+            raise ValueError(f"--warmup_proportion must be in [0, 1], got "
+                             f"{self.warmup_proportion}")
+
+
+# --------------------------------------------------------------------------- labels
+def _read_label_file(path):
+    with fileio.open_binary(path) as f:
+        return [line.strip() for line in f.read().decode("utf-8").splitlines() if line.strip()]
+
+
+def resolve_labels(opts, train):
+    """The tagger's label list: --labels, else output_dir/label_list.txt (a previous run), else
+    the BIO labels of the training file's entity types. A training file with types the list
+    lacks is an error."""
+    from bert_tf.data.ner import bio_labels, entity_types, split_tag
+    saved_path = os.path.join(opts.output_dir, LABELS_FILE)
+    saved = _read_label_file(saved_path) if fileio.exists(saved_path) else None
+    if opts.labels:
+        labels = list(opts.labels)
+        for label in labels:
+            split_tag(label)
+        if "O" not in labels:
+            raise ValueError(f"--labels {labels} lacks O")
+        for kind in {split_tag(label)[1] for label in labels} - {None}:
+            for prefix in ("B", "I"):
+                if f"{prefix}-{kind}" not in labels:
+                    raise ValueError(f"--labels has {kind} entities but not {prefix}-{kind}: "
+                                     f"BIO needs both")
+    elif saved:
+        labels = saved
+    elif train is not None:
+        labels = bio_labels(entity_types(s.tags for s in train.sentences))
+    else:
+        raise ValueError(f"no label list: give --labels (in the order the model's output "
+                         f"classes were trained with), or an --output_dir holding {LABELS_FILE}")
+    if saved and saved != labels:
+        raise ValueError(f"{saved_path} holds {saved}, which differs from {labels}: the "
+                         f"checkpoints in --output_dir were trained with that list; use another "
+                         f"--output_dir or the same labels")
+    if train is not None:
+        unknown = sorted({t for s in train.sentences for t in s.tags} - set(labels))
+        if unknown:
+            raise ValueError(f"{train.path}: tags {unknown} are not in the label list {labels}")
+    return labels
+
+
+# --------------------------------------------------------------------------- data
+class NerData:
+    """A CoNLL file turned into units and windows."""
+
+    def __init__(self, opts, tokenizer, path, labels, require_labels, what):
+        from bert_tf.data.ner import encode_units, group_sentences, read_conll
+        start = time.perf_counter()
+        self.conll = read_conll(path, require_labels=require_labels)
+        self.units = group_sentences(self.conll, opts.context)
+        self.labels = labels
+        label_index = {label: i for i, label in enumerate(labels)}
+        label_ids = None
+        if require_labels:
+            unknown = sorted({t for tags in self.units.tags for t in tags} - set(labels))
+            if unknown:
+                logger.warning("%s: tags %s are not in the label list: the model cannot predict "
+                               "them (they still count in recall)", path, unknown)
+            label_ids = [[label_index.get(t, 0) for t in tags] for tags in self.units.tags]
+        self.features = encode_units(self.units.words, tokenizer, opts.max_seq_length,
+                                     opts.doc_stride, label_ids, log_first=2 if require_labels
+                                     else 0, logger=logger)
+        counts = self.conll.entity_counts()
+        logger.info("%s %s: %d documents, %d sentences, %d words, %d %s units -> %d windows "
+                    "(%.1f s)%s", what, path, self.conll.num_documents,
+                    len(self.conll.sentences), sum(len(w) for w in self.units.words),
+                    len(self.units.words), opts.context, self.features.num_windows,
+                    time.perf_counter() - start,
+                    f"; entities {dict(sorted(counts.items()))}" if counts else "")
+
+    def dataset_fn(self, global_batch_size, is_training, seed=None):
+        from bert_tf.data.ner.dataset import tagging_dataset
+        arrays = self.features.arrays
+
+        def fn(input_context):
+            batch = input_context.get_per_replica_batch_size(global_batch_size)
+            return tagging_dataset(arrays, batch, is_training, seed=seed,
+                                   input_context=input_context)
+        return fn
+
+
+def predict_tags(trainer, data, batch_size, what):
+    """(per-sentence predicted tags, per-sentence word logits) for every sentence of `data`."""
+    from bert_tf.data.ner import WordScores, per_sentence
+    num_words = [len(w) for w in data.units.words]
+    scores = WordScores(data.features, num_words, len(data.labels))
+    done, total = 0, data.features.num_windows
+    start = last_log = time.perf_counter()
+    for outputs, features in trainer.predict(data.dataset_fn(batch_size, False),
+                                             feature_keys=("window_index",)):
+        for index, logits in zip(features["window_index"], outputs["logits"]):
+            scores.add(int(index), logits)
+        done += len(features["window_index"])
+        now = time.perf_counter()
+        if now - last_log > 30:
+            rate = done / (now - start)
+            logger.info("%s: %d/%d windows, %.1f windows/s, eta %.0f s", what, done, total,
+                        rate, (total - done) / max(rate, 1e-9))
+            last_log = now
+    unit_scores = scores.result()
+    unit_tags = [[data.labels[i] for i in s.argmax(axis=-1)] for s in unit_scores]
+    logger.info("%s: %d windows in %.1f s", what, total, time.perf_counter() - start)
+    return per_sentence(data.units, unit_tags), per_sentence(data.units, unit_scores)
+
+
+def word_loss(logits, gold_tags, labels):
+    """Mean cross-entropy over words of per-sentence word logits (the training loss, counted
+    once per word)."""
+    index = {label: i for i, label in enumerate(labels)}
+    total, count = 0.0, 0
+    for sentence_logits, tags in zip(logits, gold_tags):
+        if not len(tags):
+            continue
+        x = np.asarray(sentence_logits, np.float64)
+        x = x - x.max(axis=-1, keepdims=True)
+        log_probs = x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
+        ids = [index.get(t) for t in tags]
+        known = [(k, i) for k, i in enumerate(ids) if i is not None]
+        total -= sum(log_probs[k, i] for k, i in known)
+        count += len(known)
+    return total / count if count else float("nan")
+
+
+def _score_and_write(opts, trainer, data, prefix, what):
+    """Predicts `data`, writes <prefix>_predictions.txt; with gold tags also scores them and
+    writes <prefix>_report.txt. Returns (values or None, predictions path)."""
+    from bert_tf.data.ner import write_predictions
+    from bert_tf.metrics.ner import score
+    batch = opts.eval_batch_size if prefix == "eval" else opts.predict_batch_size
+    tags, logits = predict_tags(trainer, data, batch, what)
+    path = write_predictions(os.path.join(opts.output_dir, f"{prefix}_predictions.txt"),
+                             data.conll, tags)
+    if not data.conll.labelled:
+        return None, path
+    gold = [s.tags for s in data.conll.sentences]
+    scores = score(gold, tags)
+    fileio.atomic_write_text(os.path.join(opts.output_dir, f"{prefix}_report.txt"),
+                             scores.report())
+    values = scores.as_dict()
+    values["loss"] = word_loss(logits, gold, data.labels)
+    logger.info("%s entity scores:\n%s", what, scores.report())
+    return values, path
+
+
+# --------------------------------------------------------------------------- the job
+def build_model(opts, num_labels):
+    from bert_tf.model import BertEncoder, BertTokenClassifier
+    return BertTokenClassifier(BertEncoder(opts.config), num_labels)
+
+
+def run(opts, strategy):
+    """Trains, evaluates and/or predicts. Returns {"train", "eval", "predict"}: training
+    values, eval metrics, and {"predictions": path, plus metrics if the file had tags}."""
+    from bert_tf.data.ner import read_conll
+    from bert_tf.jobs.classifier import default_vocab_file
+    from bert_tf.tasks.tagging import TaggingTask
+    from bert_tf.tokenization import FullTokenizer
+
+    if not opts.vocab_file:
+        opts.vocab_file = default_vocab_file(opts.init_checkpoint)
+    opts.validate()
+    os.makedirs(opts.output_dir, exist_ok=True)
+    opts.config.to_json_file(os.path.join(opts.output_dir, "bert_config.json"))
+    tokenizer = FullTokenizer(opts.vocab_file, do_lower_case=opts.do_lower_case)
+    if len(tokenizer.vocab) > opts.config.vocab_size:
+        raise ValueError(f"--vocab_file {opts.vocab_file} has {len(tokenizer.vocab)} tokens but "
+                         f"the model's vocab_size is {opts.config.vocab_size}: wrong vocabulary "
+                         f"for this model")
+
+    train_conll = read_conll(opts.train_file, require_labels=True) if opts.do_train else None
+    labels = resolve_labels(opts, train_conll)
+    fileio.atomic_write_text(os.path.join(opts.output_dir, LABELS_FILE),
+                             "".join(f"{label}\n" for label in labels))
+    logger.info("labels (%d): %s", len(labels), " ".join(labels))
+
+    steps, warmup, train = 1, 0, None
+    if opts.do_train:
+        train = NerData(opts, tokenizer, opts.train_file, labels, True, "train")
+        steps = int(train.features.num_windows / opts.train_batch_size * opts.num_train_epochs)
+        if steps < 1:
+            raise ValueError(f"no training steps: {train.features.num_windows} windows / batch "
+                             f"{opts.train_batch_size} x {opts.num_train_epochs} epochs < 1")
+        warmup = int(steps * opts.warmup_proportion)
+
+    with strategy.scope():
+        model = build_model(opts, len(labels))
+        report = init_from_checkpoint(model, opts.init_checkpoint)
+        optimizer = make_optimizer(opts.learning_rate, steps, warmup,
+                                   mixed_precision=opts.mixed_precision)
+    trainer = make_trainer(model, optimizer, TaggingTask(), strategy, opts.output_dir,
+                           iterations_per_loop=opts.iterations_per_loop,
+                           save_checkpoints_steps=opts.save_checkpoints_steps,
+                           jit_compile=opts.jit_compile)
+    result = {"train": None, "eval": None, "predict": None}
+    if opts.do_train:
+        logger.info("***** Running training: %d windows, batch %d, %d steps (%d warm-up) *****",
+                    train.features.num_windows, opts.train_batch_size, steps, warmup)
+        result["train"] = trainer.train(train.dataset_fn(opts.train_batch_size, True, opts.seed),
+                                        steps, opts.train_batch_size)
+        if result["train"]["preempted"]:
+            return result
+    elif trainer.restore() is None:
+        if report is None:
+            raise ValueError(f"nothing to evaluate or predict with: {opts.output_dir} has no "
+                             f"checkpoint and no --init_checkpoint was given")
+        if any(name.startswith("cls/token_classifier/") for name in report.missing):
+            logger.warning("the tagging head is freshly initialised (%s has none): results "
+                           "are those of an untrained head", opts.init_checkpoint)
+
+    if opts.do_eval:
+        data = NerData(opts, tokenizer, opts.eval_file, labels, True, "eval")
+        values, _ = _score_and_write(opts, trainer, data, "eval", f"eval@{trainer.step}")
+        values["global_step"] = trainer.step
+        path = write_eval_results(os.path.join(opts.output_dir, "eval_results.txt"), values)
+        write_eval_summary(opts.output_dir, trainer.step, values)
+        logger.info("***** Eval results (%s) *****", path)
+        for key in sorted(values):
+            logger.info("  %s = %s", key, values[key])
+        result["eval"] = values
+
+    if opts.do_predict:
+        data = NerData(opts, tokenizer, opts.predict_file, labels, False, "predict")
+        values, path = _score_and_write(opts, trainer, data, "test", "predict")
+        result["predict"] = dict(values or {}, predictions=path)
+        logger.info("predictions of %d sentences: %s", len(data.conll.sentences), path)
+    return result

@@ -1,0 +1,31 @@
+"""SavedModel export for TensorFlow Serving: raw text in, answers out, for every task.
+
+`export(model, task, export_dir, vocab_file, do_lower_case, seq_length, ...)` writes
+`<export_dir>/<version>/` (saved_model.pb, variables/, assets/vocab.txt,
+assets.extra/tf_serving_warmup_requests) with the signatures `serving_default` (raw strings),
+`serve_features` (int32 ids, core TensorFlow ops only) and `serve_examples` (serialized
+tf.Example). Names load on first use, so `bert_tf.serving.graph_ops` can be used in a process
+that never imports tensorflow_text.
+"""
+
+import importlib
+
+_EXPORTS = {
+    "export": "bert_tf.serving.exporter",
+    "next_version": "bert_tf.serving.exporter",
+    "TASKS": "bert_tf.serving.tasks",
+    "SERVING_DEFAULT": "bert_tf.serving.names",
+    "SERVE_FEATURES": "bert_tf.serving.names",
+    "SERVE_EXAMPLES": "bert_tf.serving.names",
+    "signature_op_types": "bert_tf.serving.graph_ops",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'bert_tf.serving' has no attribute {name!r}")

@@ -1,0 +1,115 @@
+"""export_savedmodel.py's job: checkpoint + config + vocabulary + task -> a versioned SavedModel.
+
+The checkpoint may be any format bert_tf reads (google-research TF1 prefix, HuggingFace
+folder, native / trainer checkpoint); it must hold the task's head (only "encoder" exports a
+bare encoder). GLUE/XNLI task names fill in the labels, regression and text pairs.
+"""
+
+import dataclasses
+import logging
+import os
+
+from bert_tf.config import BertConfig
+from bert_tf.serving.tasks import TASKS
+
+logger = logging.getLogger("bert_tf")
+
+# GLUE tasks with one text per example; every other named task classifies pairs.
+SINGLE_TEXT_TASKS = ("cola", "sst-2")
+
+
+@dataclasses.dataclass
+class ExportOptions:
+    export_dir: str
+    init_checkpoint: str
+    task: str = None                 # classifier, regression, squad, tagger, encoder
+    task_name: str = None            # a GLUE/XNLI name: labels, regression and pairs from it
+    config: BertConfig = None        # default: bert_config.json / config.json beside the ckpt
+    vocab_file: str = None           # default: vocab.txt beside the checkpoint
+    do_lower_case: bool = True
+    max_seq_length: int = 128
+    labels: list = None
+    text_pair: bool = None           # default: from task_name, else False
+    max_query_length: int = 64
+    max_answer_length: int = 30
+    version: int = None
+    warmup: bool = True
+    text_signatures: bool = True
+
+    def resolve(self):
+        """A copy with task, labels, text_pair, config and vocab_file filled in; raises
+        ValueError naming the flag at fault."""
+        from bert_tf.checkpoints import find_config
+        from bert_tf.jobs.classifier import default_vocab_file
+        from bert_tf.tokenization import validate_case_matches_checkpoint
+        opts = dataclasses.replace(self)
+        if not opts.export_dir:
+            raise ValueError("--export_dir is required")
+        if not opts.init_checkpoint:
+            raise ValueError("--init_checkpoint is required (the fine-tuned checkpoint)")
+        if opts.task_name:
+            _apply_task_name(opts)
+        if opts.task not in TASKS:
+            raise ValueError(f"--task must be one of {', '.join(TASKS)} (or give --task_name), "
+                             f"got {opts.task!r}")
+        if opts.task in ("classifier", "tagger") and not opts.labels:
+            raise ValueError(f"--task={opts.task} needs --labels (comma-separated, in class-id "
+                             "order) or --task_name")
+        opts.text_pair = bool(opts.text_pair)
+        if opts.config is None:
+            opts.config = find_config(opts.init_checkpoint)
+        opts.vocab_file = opts.vocab_file or default_vocab_file(opts.init_checkpoint)
+        if not opts.vocab_file:
+            raise ValueError("--vocab_file is required (no vocab.txt beside --init_checkpoint)")
+        if not os.path.exists(opts.vocab_file):
+            raise ValueError(f"--vocab_file={opts.vocab_file} does not exist")
+        if opts.max_seq_length > opts.config.max_position_embeddings:
+            raise ValueError(f"Cannot use sequence length {opts.max_seq_length} because the BERT "
+                             f"model was only trained up to sequence length "
+                             f"{opts.config.max_position_embeddings}")
+        validate_case_matches_checkpoint(opts.do_lower_case, opts.init_checkpoint)
+        return opts
+
+
+def _apply_task_name(opts):
+    from bert_tf.data.classification.tasks import canonical_task_name, get_task_info
+    info = get_task_info(opts.task_name)
+    kind = "regression" if info.is_regression else "classifier"
+    if opts.task not in (None, kind):
+        raise ValueError(f"--task_name={opts.task_name} is a {kind} task, but --task={opts.task}")
+    if opts.labels and list(opts.labels) != list(info.labels):
+        raise ValueError(f"--labels {list(opts.labels)} contradict --task_name="
+                         f"{opts.task_name} (labels {list(info.labels)})")
+    opts.task = kind
+    opts.labels = list(info.labels) or None
+    if opts.text_pair is None:
+        opts.text_pair = canonical_task_name(opts.task_name) not in SINGLE_TEXT_TASKS
+
+
+def build_model(opts):
+    """The task model of opts (resolved), before its weights are loaded."""
+    from bert_tf.model import (BertClassifier, BertEncoder, BertSpanLabeler,
+                               BertTokenClassifier)
+    encoder = BertEncoder(opts.config)
+    if opts.task == "encoder":
+        return encoder
+    if opts.task == "squad":
+        return BertSpanLabeler(encoder)
+    if opts.task == "tagger":
+        return BertTokenClassifier(encoder, len(opts.labels))
+    return BertClassifier(encoder, 1 if opts.task == "regression" else len(opts.labels))
+
+
+def run(opts):
+    """Loads the checkpoint into the task model and exports it; returns the version path."""
+    from bert_tf.checkpoints import load_weights
+    from bert_tf.serving.exporter import export
+    opts = opts.resolve()
+    model = build_model(opts)
+    report = load_weights(model, opts.init_checkpoint, require_heads=opts.task != "encoder")
+    logger.info("init_checkpoint: %s", report.summary())
+    return export(model, opts.task, opts.export_dir, opts.vocab_file, opts.do_lower_case,
+                  opts.max_seq_length, labels=opts.labels, text_pair=opts.text_pair,
+                  max_query_length=opts.max_query_length,
+                  max_answer_length=opts.max_answer_length, version=opts.version,
+                  warmup=opts.warmup, text_signatures=opts.text_signatures)

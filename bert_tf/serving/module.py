@@ -1,0 +1,123 @@
+"""The tf.Module that becomes the SavedModel: three signatures around one ServingTask.
+
+serving_default  raw strings [batch] named as the task says (text_a[, text_b] or question,
+                 context) -> the task's text outputs.
+serve_features   int32 input_ids, input_mask, segment_ids [batch, seq] -> the task's outputs;
+                 core TensorFlow ops only.
+serve_examples   serialized tf.Example [batch] with int64 input_ids, input_mask, segment_ids
+                 of length seq_length (run_classifier / run_squad records) -> as serve_features
+                 (+ unique_ids for SQuAD).
+Feature inputs are checked in the graph (shapes agree, 1 <= seq <= max_position_embeddings,
+ids inside the vocabulary and type vocabulary, mask 0/1): a bad request fails with an
+InvalidArgument error naming the input, never a crash.
+"""
+
+import tensorflow as tf
+
+from bert_tf.serving import names
+
+
+def check_features(features, config):
+    """Asserts (in the graph) that client features (any int dtype) fit the model; returns them
+    as int32 (checked before the cast, so int64 values cannot wrap into range)."""
+    ids, mask, segments = (features[k] for k in names.FEATURE_KEYS)
+    seq = tf.shape(ids)[1]
+
+    def limit(value):
+        return tf.constant(value, ids.dtype)
+
+    checks = [
+        tf.debugging.assert_equal(tf.shape(mask), tf.shape(ids),
+                                  message="input_mask must have the shape of input_ids"),
+        tf.debugging.assert_equal(tf.shape(segments), tf.shape(ids),
+                                  message="segment_ids must have the shape of input_ids"),
+        tf.debugging.assert_positive(seq, message="input_ids: sequence length must be >= 1"),
+        tf.debugging.assert_less_equal(
+            seq, config.max_position_embeddings,
+            message=f"input_ids: sequence length exceeds max_position_embeddings "
+                    f"({config.max_position_embeddings})"),
+        tf.debugging.assert_non_negative(ids, message="input_ids must be >= 0"),
+        tf.debugging.assert_less(ids, limit(config.vocab_size),
+                                 message=f"input_ids must be < vocab_size ({config.vocab_size})"),
+        tf.debugging.assert_non_negative(segments, message="segment_ids must be >= 0"),
+        tf.debugging.assert_less(
+            segments, limit(config.type_vocab_size),
+            message=f"segment_ids must be < type_vocab_size ({config.type_vocab_size})"),
+        tf.debugging.assert_equal(tf.reduce_all((mask == 0) | (mask == 1)), True,
+                                  message="input_mask must hold only 0 and 1"),
+    ]
+    with tf.control_dependencies(checks):
+        return {k: tf.cast(features[k], tf.int32) for k in names.FEATURE_KEYS}
+
+
+def checked_inputs(values, specs):
+    """values with their shapes checked at run time against the signature's TensorSpecs: a
+    model server feeds request tensors of any shape, and a wrong rank would otherwise fail
+    deep inside the graph ("Shape of tensor text_a [2,1] is not compatible with expected
+    shape [?]" instead)."""
+    return [tf.ensure_shape(v, spec.shape, name=f"check_{spec.name}")
+            for v, spec in zip(values, specs)]
+
+
+class ServingModule(tf.Module):
+    """Holds a ServingTask and builds its signature functions."""
+
+    def __init__(self, task, config, seq_length):
+        super().__init__(name="bert_serving")
+        self.task = task
+        self._config = config
+        self._seq_length = int(seq_length)
+
+    def signatures(self, text=True):
+        """{signature name: concrete function} for tf.saved_model.save.
+
+        The signatures share one traced model function (the SavedModel stores the encoder graph
+        once). No function is an attribute of the module: tf.saved_model.save would trace it a
+        second time."""
+        specs = {k: tf.TensorSpec([None, None], tf.int32, name=k) for k in names.FEATURE_KEYS}
+        predict = tf.function(self.task.predict, input_signature=[specs], autograph=False)
+        out = {names.SERVE_FEATURES: self._features_function(predict).get_concrete_function(),
+               names.SERVE_EXAMPLES: self._examples_function(predict).get_concrete_function()}
+        if text:
+            out[names.SERVING_DEFAULT] = self._text_function(predict).get_concrete_function()
+        return out
+
+    def _text_function(self, predict):
+        specs = [tf.TensorSpec([None], tf.string, name=n) for n in self.task.text_names]
+
+        @tf.function(input_signature=specs, autograph=False)
+        def serve_text(*texts):
+            return self.task.serve_text(tuple(checked_inputs(texts, specs)), predict)
+
+        return serve_text
+
+    def _features_function(self, predict):
+        specs = [tf.TensorSpec([None, None], tf.int32, name=k) for k in names.FEATURE_KEYS]
+
+        @tf.function(input_signature=specs, autograph=False)
+        def serve_features(input_ids, input_mask, segment_ids):
+            inputs = checked_inputs((input_ids, input_mask, segment_ids), specs)
+            features = check_features(dict(zip(names.FEATURE_KEYS, inputs)), self._config)
+            return self.task.serve_features(features, predict)
+
+        return serve_features
+
+    def _examples_function(self, predict):
+        spec = {k: tf.io.FixedLenFeature([self._seq_length], tf.int64)
+                for k in names.FEATURE_KEYS}
+        squad = self.task.kind == "squad"
+        if squad:
+            spec[names.UNIQUE_IDS] = tf.io.FixedLenFeature([], tf.int64, default_value=0)
+
+        specs = [tf.TensorSpec([None], tf.string, name=names.EXAMPLES_KEY)]
+
+        @tf.function(input_signature=specs, autograph=False)
+        def serve_examples(examples):
+            parsed = tf.io.parse_example(checked_inputs([examples], specs)[0], spec)
+            features = check_features(parsed, self._config)
+            out = self.task.serve_features(features, predict)
+            if squad:
+                out[names.UNIQUE_IDS] = parsed[names.UNIQUE_IDS]
+            return out
+
+        return serve_examples

@@ -1,0 +1,344 @@
+"""What each task's signatures take and return.
+
+A ServingTask turns raw strings into BERT features (in-graph tokenization, exactly
+FullTokenizer's) and model outputs into the outputs clients read. It is a tf.Module so the
+SavedModel tracks its tokenizer (vocabulary asset, id -> token table) and the model.
+
+Tasks ("kind"): classifier, regression, squad, tagger, encoder. All outputs are float32, int32,
+int64 or string; offsets are byte offsets into the UTF-8 request strings, [start, end), -1
+where a position has no text ([CLS], [SEP], padding, or for SQuAD the question).
+"""
+
+import tensorflow as tf
+
+from bert_tf.serving.span import best_span
+from bert_tf.tokenization import packing, vocab as _vocab
+
+TASKS = ("classifier", "regression", "squad", "tagger", "encoder")
+
+
+def _float32(x):
+    return tf.cast(x, tf.float32)
+
+
+def _strings(values):
+    return tf.constant([str(v) for v in values], tf.string)
+
+
+def _run(predict, features):
+    """predict(features), with the sequence length of the features (when static) restored on
+    [B, S, ...] outputs: a shared model function traced for any length loses it."""
+    seq = features["input_ids"].shape[1]
+    out = predict(features)
+    if seq is None:
+        return out
+    return {k: tf.ensure_shape(v, [v.shape[0], seq] + v.shape[2:])
+            if v.shape.rank >= 2 and v.shape[1] is None else v for k, v in out.items()}
+
+
+class ServingTask(tf.Module):
+    """Base class. Subclasses set `kind` and `text_names` and implement encode() and
+    outputs(); text_outputs() defaults to outputs()."""
+
+    kind = None
+    text_names = ("text_a",)
+
+    def __init__(self, model, seq_length, name=None):
+        super().__init__(name=name or f"{self.kind}_task")
+        self.model = model
+        # Keras variables listed on a tf.Module attribute: the SavedModel tracks them directly.
+        self.model_variables = list(model.variables)
+        self.seq_length = int(seq_length)
+
+    def predict(self, features):
+        """The model's outputs on int32 features, in float32."""
+        outputs = self.model(dict(features), training=False)
+        return {k: _float32(v) for k, v in outputs.items() if k != "encoder_outputs"}
+
+    def encode(self, texts):
+        """texts: tuple of tf.string [B] in text_names order -> (features, extras)."""
+        raise NotImplementedError
+
+    def outputs(self, predictions, features):
+        raise NotImplementedError
+
+    def text_outputs(self, predictions, features, extras, texts):
+        return self.outputs(predictions, features)
+
+    def serve_text(self, texts, predict=None):
+        """Raw text -> text outputs; `predict` (default self.predict) runs the model."""
+        features, extras = self.encode(texts)
+        predictions = _run(predict or self.predict, features)
+        return self.text_outputs(predictions, features, extras, texts)
+
+    def serve_features(self, features, predict=None):
+        return self.outputs(_run(predict or self.predict, features), features)
+
+    def warmup_texts(self):
+        """{input name: list of strings} for the warm-up requests: a short and a long row."""
+        short = "Warm-up request: is this a sentence?"
+        long = " ".join(["warm-up"] * self.seq_length)
+        return {name: [short, long] for name in self.text_names}
+
+    def info(self):
+        """JSON-able description written to assets.extra/export_info.json."""
+        return {"task": self.kind, "seq_length": self.seq_length,
+                "text_inputs": list(self.text_names)}
+
+
+def _tokenizer(vocab_tokens, lower_case):
+    from bert_tf.tokenization.layers import BertTokenizerLayer
+    return BertTokenizerLayer(vocab_tokens, lower_case=lower_case, name="tokenizer")
+
+
+def tokenize_together(tokenizer, texts, with_offsets=False):
+    """Tokenizes one or more tf.string [B] tensors with a single tokenizer call (one copy of
+    the tokenizer graph, one op launch). Returns, per text, {"token_ids", and with offsets
+    "start_offsets", "end_offsets"} of ragged [B, None]."""
+    batch = tf.shape(texts[0], out_type=tf.int64)[0]
+    checks = [tf.debugging.assert_equal(tf.shape(t, out_type=tf.int64)[0], batch,
+                                        message="all text inputs need the same batch size")
+              for t in texts[1:]]
+    with tf.control_dependencies(checks):
+        joined = tf.concat(texts, axis=0) if len(texts) > 1 else texts[0]
+    out = tokenizer.tokenize(joined, with_offsets=True) if with_offsets else {
+        "token_ids": tokenizer.tokenize(joined, with_offsets=False)}
+    return [{k: v[i * batch:(i + 1) * batch] for k, v in out.items()}
+            for i in range(len(texts))]
+
+
+class _TextTask(ServingTask):
+    """One text or a pair, packed like run_classifier: [CLS] A [SEP] (B [SEP]), the longer
+    text losing its last token while the pair is too long."""
+
+    def __init__(self, model, vocab_tokens, lower_case, seq_length, text_pair=False,
+                 with_offsets=False, name=None):
+        super().__init__(model, seq_length, name=name)
+        self.text_names = ("text_a", "text_b") if text_pair else ("text_a",)
+        self.with_offsets = bool(with_offsets)
+        self.tokenizer = _tokenizer(vocab_tokens, lower_case)
+        special = self.tokenizer.special_ids()
+        self.cls_id, self.sep_id = special[_vocab.CLS], special[_vocab.SEP]
+
+    def encode(self, texts):
+        pieces = tokenize_together(self.tokenizer, texts, self.with_offsets)
+        extras = (tuple((p["start_offsets"] for p in pieces)),
+                  tuple((p["end_offsets"] for p in pieces))) if self.with_offsets else ()
+        features, packed = packing.pack([p["token_ids"] for p in pieces], self.seq_length,
+                                        self.cls_id, self.sep_id, extras)
+        return features, dict(zip(("start_offsets", "end_offsets"), packed))
+
+
+class ClassifierTask(_TextTask):
+    """BertClassifier with num_classes >= 2 -> probabilities, logits, label_id, label."""
+
+    kind = "classifier"
+
+    def __init__(self, model, vocab_tokens, lower_case, seq_length, labels, text_pair=False):
+        super().__init__(model, vocab_tokens, lower_case, seq_length, text_pair)
+        self.labels = [str(label) for label in labels]
+
+    def outputs(self, predictions, features):
+        logits = predictions["logits"]
+        label_id = tf.argmax(logits, axis=-1, output_type=tf.int32)
+        return {"probabilities": tf.nn.softmax(logits), "logits": logits,
+                "label_id": label_id, "label": tf.gather(_strings(self.labels), label_id)}
+
+    def info(self):
+        return dict(super().info(), labels=self.labels)
+
+
+class RegressionTask(_TextTask):
+    """BertClassifier with num_classes == 1 -> score."""
+
+    kind = "regression"
+
+    def outputs(self, predictions, features):
+        return {"score": predictions["logits"][:, 0]}
+
+
+class EncoderTask(_TextTask):
+    """BertEncoder -> pooled_output, sequence_output (+ input_mask for raw text)."""
+
+    kind = "encoder"
+
+    def outputs(self, predictions, features):
+        return {"pooled_output": predictions["pooled_output"],
+                "sequence_output": predictions["sequence_output"]}
+
+    def text_outputs(self, predictions, features, extras, texts):
+        return dict(self.outputs(predictions, features), input_mask=features["input_mask"])
+
+
+class TaggerTask(_TextTask):
+    """BertTokenClassifier -> per-WordPiece logits, probabilities, label_id, label; raw text
+    adds each token's string and byte offsets (labels are "" where there is no text)."""
+
+    kind = "tagger"
+
+    def __init__(self, model, vocab_tokens, lower_case, seq_length, labels):
+        super().__init__(model, vocab_tokens, lower_case, seq_length, text_pair=False,
+                         with_offsets=True)
+        self.labels = [str(label) for label in labels]
+
+    def outputs(self, predictions, features):
+        logits = predictions["logits"]
+        label_id = tf.argmax(logits, axis=-1, output_type=tf.int32)
+        return {"logits": logits, "probabilities": tf.nn.softmax(logits),
+                "label_id": label_id, "label": tf.gather(_strings(self.labels), label_id)}
+
+    def text_outputs(self, predictions, features, extras, texts):
+        out = self.outputs(predictions, features)
+        has_text = extras["start_offsets"] >= 0
+        out["label"] = tf.where(has_text, out["label"], "")
+        tokens = self.tokenizer.id_to_token(features["input_ids"])
+        out["tokens"] = tf.where(features["input_mask"] > 0, tokens, "")
+        out["token_start_offsets"] = extras["start_offsets"]
+        out["token_end_offsets"] = extras["end_offsets"]
+        return out
+
+    def info(self):
+        return dict(super().info(), labels=self.labels)
+
+
+def _prefix(ragged, keep):
+    """The first keep[b] values of each row b of a 2-D ragged tensor."""
+    rows = ragged.value_rowids()
+    position = (tf.range(tf.size(ragged.flat_values, out_type=tf.int64))
+                - tf.gather(ragged.row_splits, rows))
+    return tf.ragged.boolean_mask(ragged, ragged.with_flat_values(
+        position < tf.gather(tf.cast(keep, tf.int64), rows)))
+
+
+def _at(values, index):
+    """values[b, index[b]] for [B, S] values (index -1 reads position 0)."""
+    return tf.gather(values, tf.maximum(index, 0), batch_dims=1)
+
+
+class SquadTask(ServingTask):
+    """BertSpanLabeler -> start/end logits and the best answer of the first window.
+
+    Packing follows run_squad: the question keeps its first max_query_length WordPieces, the
+    context fills the rest of seq_length ([CLS] Q [SEP] C [SEP]). Only that first window is
+    read: `context_truncated` says when the context did not fit (the answer can then only come
+    from its beginning)."""
+
+    kind = "squad"
+    text_names = ("question", "context")
+
+    def __init__(self, model, vocab_tokens, lower_case, seq_length, max_query_length=64,
+                 max_answer_length=30):
+        super().__init__(model, seq_length)
+        if not 1 <= max_query_length <= seq_length - 4:
+            raise ValueError(f"max_query_length={max_query_length} must be in [1, "
+                             f"seq_length - 4 = {seq_length - 4}] so the context gets a token")
+        if max_answer_length < 1:
+            raise ValueError(f"max_answer_length must be >= 1, got {max_answer_length}")
+        self.max_query_length = int(max_query_length)
+        self.max_answer_length = int(max_answer_length)
+        self.tokenizer = _tokenizer(vocab_tokens, lower_case)
+        special = self.tokenizer.special_ids()
+        self.cls_id, self.sep_id = special[_vocab.CLS], special[_vocab.SEP]
+
+    def encode(self, texts):
+        question, context = tokenize_together(self.tokenizer, texts, with_offsets=True)
+        question = {k: v[:, :self.max_query_length] for k, v in question.items()}
+        room = self.seq_length - 3 - question["token_ids"].row_lengths()
+        context_length = context["token_ids"].row_lengths()
+        context = {k: _prefix(v, room) for k, v in context.items()}
+        features, (starts, ends) = packing.pack(
+            [question["token_ids"], context["token_ids"]], self.seq_length, self.cls_id,
+            self.sep_id, ((question["start_offsets"], context["start_offsets"]),
+                          (question["end_offsets"], context["end_offsets"])))
+        in_context = tf.equal(features["segment_ids"], 1)
+        extras = {"token_start_offsets": tf.where(in_context, starts, -1),
+                  "token_end_offsets": tf.where(in_context, ends, -1),
+                  "context_truncated": context_length > room}
+        return features, extras
+
+    def _span(self, predictions, candidates):
+        start, end, score = best_span(predictions["start_logits"], predictions["end_logits"],
+                                      candidates, self.max_answer_length)
+        return {"start_logits": predictions["start_logits"],
+                "end_logits": predictions["end_logits"],
+                "answer_token_start": start, "answer_token_end": end, "score": score}
+
+    def outputs(self, predictions, features):
+        ids = features["input_ids"]
+        candidates = ((features["segment_ids"] == 1) & (features["input_mask"] == 1)
+                      & (ids != self.sep_id) & (ids != self.cls_id))
+        return self._span(predictions, candidates)
+
+    def text_outputs(self, predictions, features, extras, texts):
+        starts, ends = extras["token_start_offsets"], extras["token_end_offsets"]
+        out = self._span(predictions, starts >= 0)
+        found = out["answer_token_start"] >= 0
+        answer_start = tf.where(found, _at(starts, out["answer_token_start"]), -1)
+        answer_end = tf.where(found, _at(ends, out["answer_token_end"]), -1)
+        out["answer_text"] = tf.strings.substr(texts[1], tf.maximum(answer_start, 0),
+                                               tf.maximum(answer_end - answer_start, 0))
+        out.update(answer_start=answer_start, answer_end=answer_end,
+                   token_start_offsets=starts, token_end_offsets=ends,
+                   context_truncated=extras["context_truncated"])
+        return out
+
+    def warmup_texts(self):
+        long = " ".join(["warm-up"] * self.seq_length)
+        return {"question": ["Which request warms up the server?", long],
+                "context": ["The first request warms up the server.", long]}
+
+    def info(self):
+        return dict(super().info(), max_query_length=self.max_query_length,
+                    max_answer_length=self.max_answer_length)
+
+
+def make_task(kind, model, vocab_tokens, lower_case, seq_length, labels=None, text_pair=False,
+              max_query_length=64, max_answer_length=30):
+    """The ServingTask of `kind` for `model`, checking that they fit together."""
+    from bert_tf.model import (BertClassifier, BertEncoder, BertSpanLabeler,
+                               BertTokenClassifier)
+    expected = {"classifier": BertClassifier, "regression": BertClassifier,
+                "squad": BertSpanLabeler, "tagger": BertTokenClassifier,
+                "encoder": (BertEncoder, BertClassifier, BertSpanLabeler, BertTokenClassifier)}
+    if kind not in TASKS:
+        raise ValueError(f"unknown task {kind!r}: use one of {', '.join(TASKS)}")
+    if not isinstance(model, expected[kind]):
+        raise ValueError(f"task {kind!r} needs a {_names(expected[kind])}, "
+                         f"got {type(model).__name__}")
+    if kind == "encoder":
+        encoder = model if isinstance(model, BertEncoder) else model.encoder
+        return EncoderTask(encoder, vocab_tokens, lower_case, seq_length, text_pair)
+    if kind == "squad":
+        return SquadTask(model, vocab_tokens, lower_case, seq_length, max_query_length,
+                         max_answer_length)
+    num_classes = model.num_classes
+    if kind == "regression":
+        if num_classes != 1:
+            raise ValueError(f"task 'regression' needs a BertClassifier with num_classes=1, "
+                             f"got num_classes={num_classes} (use task 'classifier')")
+        return RegressionTask(model, vocab_tokens, lower_case, seq_length, text_pair)
+    if kind == "classifier" and num_classes == 1:
+        raise ValueError("a BertClassifier with num_classes=1 is a regression model: "
+                         "use task 'regression'")
+    labels = _check_labels(labels, num_classes, kind)
+    if kind == "classifier":
+        return ClassifierTask(model, vocab_tokens, lower_case, seq_length, labels, text_pair)
+    return TaggerTask(model, vocab_tokens, lower_case, seq_length, labels)
+
+
+def _names(classes):
+    classes = classes if isinstance(classes, tuple) else (classes,)
+    return " or ".join(c.__name__ for c in classes)
+
+
+def _check_labels(labels, num_classes, kind):
+    if labels is None:
+        raise ValueError(f"task {kind!r}: give the label list (one string per class, "
+                         f"{num_classes} here), e.g. the processor's get_labels()")
+    labels = [str(label) for label in labels]
+    if len(labels) != num_classes:
+        raise ValueError(f"task {kind!r}: {len(labels)} labels {labels} for a model with "
+                         f"{num_classes} classes")
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"task {kind!r}: labels must be distinct, got {labels}")
+    return labels

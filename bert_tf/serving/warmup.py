@@ -1,0 +1,77 @@
+"""assets.extra/tf_serving_warmup_requests: PredictionLog records TF Serving replays when it
+loads a version, so the first real request does not pay for graph set-up.
+
+Needs the tensorflow-serving-api protos (`pip install --no-deps tensorflow-serving-api`).
+"""
+
+import os
+
+import numpy as np
+import tensorflow as tf
+
+from bert_tf.serving import names
+
+
+def _protos():
+    try:
+        from tensorflow_serving.apis import model_pb2, predict_pb2, prediction_log_pb2
+    except ImportError:
+        raise ImportError("writing TF Serving warm-up requests needs tensorflow-serving-api "
+                          "(pip install --no-deps tensorflow-serving-api==2.21.0), or export "
+                          "with warmup=False") from None
+    return model_pb2, predict_pb2, prediction_log_pb2
+
+
+def feature_example(features, row):
+    """The serialized tf.Example of row `row` of int features (run_classifier's layout)."""
+    fields = {k: tf.train.Feature(int64_list=tf.train.Int64List(
+        value=np.asarray(features[k][row]).astype(np.int64).tolist()))
+        for k in names.FEATURE_KEYS}
+    return tf.train.Example(features=tf.train.Features(feature=fields)).SerializeToString()
+
+
+def warmup_requests(task, text=True):
+    """[(signature name, {input name: numpy array})] exercising every exported signature: raw
+    text at batch 1 and 2 (one row fills seq_length), features and examples at batch 1."""
+    texts = task.warmup_texts()
+    requests = []
+    if text:
+        requests.append((names.SERVING_DEFAULT, {k: np.array(v[:1], object)
+                                                 for k, v in texts.items()}))
+        requests.append((names.SERVING_DEFAULT, {k: np.array(v, object)
+                                                 for k, v in texts.items()}))
+    encoded, _ = task.encode(tuple(tf.constant(texts[n]) for n in task.text_names))
+    features = {k: v.numpy().astype(np.int32) for k, v in encoded.items()}
+    requests.append((names.SERVE_FEATURES, {k: v[1:] for k, v in features.items()}))
+    requests.append((names.SERVE_EXAMPLES,
+                     {names.EXAMPLES_KEY: np.array([feature_example(features, 1)], object)}))
+    return requests
+
+
+def write_warmup(path, requests):
+    """Writes `requests` ([(signature, inputs)]) as PredictionLog records to the TFRecord file
+    `path` (the caller makes it atomic: it lives in the staging folder of the export)."""
+    model_pb2, predict_pb2, prediction_log_pb2 = _protos()
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with tf.io.TFRecordWriter(path) as writer:
+        for signature, inputs in requests:
+            request = predict_pb2.PredictRequest(
+                model_spec=model_pb2.ModelSpec(signature_name=signature))
+            for key, value in inputs.items():
+                request.inputs[key].CopyFrom(tf.make_tensor_proto(value))
+            log = prediction_log_pb2.PredictionLog(
+                predict_log=prediction_log_pb2.PredictLog(request=request))
+            writer.write(log.SerializeToString())
+    return len(requests)
+
+
+def read_warmup(path):
+    """[(signature name, {input name: numpy array})] of a warm-up file (for checks/replays)."""
+    _, _, prediction_log_pb2 = _protos()
+    out = []
+    for record in tf.data.TFRecordDataset(path).as_numpy_iterator():
+        log = prediction_log_pb2.PredictionLog.FromString(record)
+        request = log.predict_log.request
+        out.append((request.model_spec.signature_name,
+                    {k: tf.make_ndarray(v) for k, v in request.inputs.items()}))
+    return out

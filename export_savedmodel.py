@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Export a fine-tuned checkpoint as a SavedModel for TensorFlow Serving.
+
+Writes <export_dir>/<next version>/ (saved_model.pb, variables/, assets/vocab.txt,
+assets.extra/tf_serving_warmup_requests) with the signatures serving_default (raw text),
+serve_features (int32 ids) and serve_examples (serialized tf.Example).
+
+  python export_savedmodel.py --init_checkpoint=mrpc_output/best --task_name=MRPC \
+      --vocab_file=uncased_L-12_H-768_A-12/vocab.txt --max_seq_length=128 \
+      --export_dir=serving/mrpc
+  tensorflow_model_server --rest_api_port=8501 --model_name=mrpc \
+      --model_base_path=$PWD/serving/mrpc
+"""
+
+from absl import app, flags
+
+from bert_tf import flags as common
+
+FLAGS = flags.FLAGS
+
+common.define_model_flags()
+flags.DEFINE_string("export_dir", None,
+                    "Folder of numbered versions (TF Serving's --model_base_path); the export "
+                    "becomes its next version.")
+flags.DEFINE_enum("task", None, ["classifier", "regression", "squad", "tagger", "encoder"],
+                  "What the model does (optional with --task_name).")
+flags.DEFINE_string("task_name", None,
+                    "A GLUE/XNLI task name (MRPC, STS-B, ...): sets --task, --labels and "
+                    "--text_pair.")
+flags.DEFINE_list("labels", None, "Label strings in class-id order (classifier, tagger).")
+flags.DEFINE_bool("text_pair", None,
+                  "serving_default takes text_a and text_b (default: from --task_name, "
+                  "else single text).")
+flags.DEFINE_string("vocab_file", None,
+                    "The model's vocab.txt (default: vocab.txt beside --init_checkpoint).")
+flags.DEFINE_bool("do_lower_case", True, "Whether the model is uncased.")
+flags.DEFINE_integer("max_seq_length", 128,
+                     "Sequence length of the raw-text and tf.Example signatures.")
+flags.DEFINE_integer("max_query_length", 64, "SQuAD: question tokens kept.")
+flags.DEFINE_integer("max_answer_length", 30, "SQuAD: longest answer, in WordPieces.")
+flags.DEFINE_integer("version", None, "Version number (default: the next free one).")
+flags.DEFINE_bool("warmup", True, "Write assets.extra/tf_serving_warmup_requests.")
+flags.DEFINE_bool("text_signatures", True,
+                  "Include serving_default (raw text; needs two TensorFlow Text ops, present "
+                  "in stock tensorflow_model_server). --notext_signatures exports only "
+                  "core-TensorFlow signatures.")
+
+
+def main(argv):
+    del argv
+    from bert_tf.serving.job import ExportOptions, run
+    common.setup_logging()
+    config = None
+    if FLAGS.bert_config_file or FLAGS.model_preset:
+        config = common.config_from_flags()
+    opts = ExportOptions(
+        export_dir=FLAGS.export_dir, init_checkpoint=FLAGS.init_checkpoint, task=FLAGS.task,
+        task_name=FLAGS.task_name, config=config, vocab_file=FLAGS.vocab_file,
+        do_lower_case=FLAGS.do_lower_case, max_seq_length=FLAGS.max_seq_length,
+        labels=FLAGS.labels, text_pair=FLAGS.text_pair,
+        max_query_length=FLAGS.max_query_length, max_answer_length=FLAGS.max_answer_length,
+        version=FLAGS.version, warmup=FLAGS.warmup, text_signatures=FLAGS.text_signatures)
+    print(f"exported {run(opts)}")
+
+
+if __name__ == "__main__":
+    flags.mark_flags_as_required(["export_dir", "init_checkpoint"])
+    app.run(main)

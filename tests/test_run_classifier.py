@@ -1,0 +1,272 @@
+"""run_classifier end to end on the real GLUE files: fine-tuning, GLUE metrics, periodic
+evaluation with the best checkpoint, prediction files, regression, validation errors."""
+
+import glob
+import json
+import os
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf.checkpoints import load_weights
+from bert_tf.config import BertConfig
+from bert_tf.jobs.classifier import ClassifierOptions, build_model, run
+from bert_tf.metrics.results import read_eval_results
+from helpers import REPO, minilm_dir, shared_path
+
+ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(REPO))
+TINY = dict(vocab_size=30522, max_position_embeddings=128)
+
+
+def _head(path, rows):
+    """The header and first `rows` data lines of a shared GLUE file."""
+    with open(path, encoding="utf-8") as f:
+        return "".join(line for _, line in zip(range(rows + 1), f))
+
+
+@pytest.fixture(scope="module")
+def mrpc_small(tmp_path_factory):
+    """The first 40 MRPC training pairs (also used as the dev set) and the first 30 test
+    pairs, in GLUE's layout."""
+    folder = tmp_path_factory.mktemp("mrpc")
+    mrpc = shared_path("data/glue/MRPC")
+    train = _head(mrpc / "train.tsv", 40)
+    (folder / "train.tsv").write_text(train, encoding="utf-8")
+    (folder / "dev.tsv").write_text(train, encoding="utf-8")
+    (folder / "test.tsv").write_text(_head(mrpc / "test.tsv", 30), encoding="utf-8")
+    return folder
+
+
+def _options(**kwargs):
+    defaults = dict(vocab_file=str(minilm_dir() / "vocab.txt"), do_lower_case=True,
+                    max_seq_length=128, seed=1)
+    defaults.update(kwargs)
+    keras.utils.set_random_seed(defaults["seed"])
+    return ClassifierOptions(**defaults)
+
+
+def _scalars(folder, tag):
+    values = {}
+    for path in glob.glob(os.path.join(folder, "events.out.tfevents.*")):
+        for event in tf.compat.v1.train.summary_iterator(path):
+            for value in event.summary.value:
+                if value.tag == tag:
+                    values[event.step] = float(tf.make_ndarray(value.tensor))
+    return values
+
+
+@pytest.fixture(scope="module")
+def minilm_mrpc(mrpc_small, tmp_path_factory):
+    """all-MiniLM-L6-v2 fine-tuned on 40 real MRPC pairs (4 epochs of 5 steps, sequence
+    length 64), evaluated on them, and its predictions on 30 test pairs."""
+    out = tmp_path_factory.mktemp("minilm_mrpc")
+    opts = _options(config=BertConfig.from_json_file(minilm_dir() / "config.json"),
+                    task_name="MRPC", data_dir=str(mrpc_small), output_dir=str(out),
+                    init_checkpoint=str(minilm_dir()), do_train=True, do_eval=True,
+                    do_predict=True, train_batch_size=8, eval_batch_size=16,
+                    predict_batch_size=16, learning_rate=2e-4, num_train_epochs=4,
+                    iterations_per_loop=5, save_checkpoints_steps=20, max_seq_length=64)
+    return out, run(opts, tf.distribute.get_strategy())
+
+
+def test_fine_tuning_minilm_on_real_mrpc_lowers_the_loss(minilm_mrpc):
+    out, result = minilm_mrpc
+    train_loss = _scalars(out / "train", "loss")
+    assert sorted(train_loss) == [5, 10, 15, 20]
+    first_loop = train_loss[5]                    # fresh head: about ln 2
+    assert 0.5 < first_loop < 0.9, train_loss
+    # Measured: the loss on the 40 pairs falls from 0.68 (first 5 steps) to 0.05 in 20 steps.
+    assert result["eval"]["eval_loss"] < 0.5 * first_loop, (train_loss, result["eval"])
+    assert result["eval"]["eval_accuracy"] >= 0.9
+
+
+def test_eval_results_hold_the_glue_mrpc_metrics(minilm_mrpc):
+    out, result = minilm_mrpc
+    written = read_eval_results(out / "eval_results.txt")
+    assert set(written) == {"eval_accuracy", "f1", "acc_and_f1", "eval_loss", "loss",
+                            "global_step"}
+    assert written["global_step"] == 20
+    assert written["acc_and_f1"] == pytest.approx((written["eval_accuracy"] + written["f1"]) / 2)
+    assert _scalars(out / "eval", "f1") == {20: pytest.approx(written["f1"], rel=1e-6)}
+
+
+def test_predictions_follow_the_test_file_rows_and_index_column(minilm_mrpc, mrpc_small):
+    out, _ = minilm_mrpc
+    probabilities = np.loadtxt(out / "test_results.tsv", delimiter="\t")
+    assert probabilities.shape == (30, 2)
+    np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, atol=1e-6)
+    submission = (out / "MRPC.tsv").read_text().splitlines()
+    assert submission[0] == "index\tprediction" and len(submission) == 31
+    test_rows = (mrpc_small / "test.tsv").read_text(encoding="utf-8").splitlines()[1:]
+    assert [line.split("\t")[0] for line in submission[1:]] == [r.split("\t")[0]
+                                                                for r in test_rows]
+    assert [line.split("\t")[1] for line in submission[1:]] == [
+        str(int(p)) for p in probabilities.argmax(axis=1)]
+
+
+def _count_rows(path):
+    with open(path, encoding="utf-8") as f:
+        return sum(1 for line in f if line.strip()) - 1          # minus the header
+
+
+def test_predict_writes_one_submission_line_per_real_sst2_and_cola_test_row(tmp_path):
+    sst2 = tmp_path / "sst2"
+    config = BertConfig.from_preset("L-1_H-32_A-2", **TINY)
+    opts = _options(config=config, task_name="SST-2", data_dir=str(shared_path("data/glue/SST-2")),
+                    output_dir=str(sst2), do_train=True, do_predict=True, train_batch_size=16,
+                    num_train_epochs=0.0005, predict_batch_size=50)   # 2 steps; 1821 = 36x50+21
+    result = run(opts, tf.distribute.get_strategy())
+    rows = _count_rows(shared_path("data/glue/SST-2/test.tsv"))
+    assert rows == 1821
+    assert _count_rows(sst2 / "SST-2.tsv") == rows
+    assert len((sst2 / "test_results.tsv").read_text().splitlines()) == rows
+    assert set(result["predict"]) == {"test_results.tsv", "SST-2.tsv"}
+    # Predict-only, initialised from the SST-2 run's checkpoint.
+    cola = tmp_path / "cola"
+    opts = _options(config=config, task_name="CoLA", data_dir=str(shared_path("data/glue/CoLA")),
+                    output_dir=str(cola), init_checkpoint=str(sst2), do_predict=True,
+                    predict_batch_size=64)
+    run(opts, tf.distribute.get_strategy())
+    rows = _count_rows(shared_path("data/glue/CoLA/test.tsv"))
+    assert _count_rows(cola / "CoLA.tsv") == rows == 1063
+    indices = [line.split("\t")[0] for line in (cola / "CoLA.tsv").read_text().splitlines()[1:]]
+    assert indices == [str(i) for i in range(rows)]
+
+
+def test_sts_b_regression_through_the_runner_on_two_replicas(tmp_path):
+    """The runner's flags, the regression head and metrics, and prediction spread over two
+    replicas (MirroredStrategy on two CPU devices) without losing or repeating a row."""
+    stsb = shared_path("data/glue/STS-B")
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "train.tsv").write_text(_head(stsb / "train.tsv", 64), encoding="utf-8")
+    (data / "dev.tsv").write_text(_head(stsb / "dev.tsv", 100), encoding="utf-8")
+    os.symlink(stsb / "test.tsv", data / "test.tsv")
+    out = tmp_path / "out"
+    args = [sys.executable, str(REPO / "run_classifier.py"), "--task_name=STS-B",
+            f"--data_dir={data}", f"--vocab_file={minilm_dir() / 'vocab.txt'}",
+            "--model_preset=L-1_H-32_A-2", f"--output_dir={out}", "--do_train", "--do_eval",
+            "--do_predict", "--train_batch_size=16", "--num_train_epochs=1",
+            "--learning_rate=1e-3", "--eval_batch_size=32", "--predict_batch_size=64",
+            "--strategy=mirrored", "--num_cpu_devices=2", "--max_seq_length=128"]
+    done = subprocess.run(args, env=ENV, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "MirroredStrategy with 2 replica(s)" in done.stderr
+    written = read_eval_results(out / "eval_results.txt")
+    assert set(written) == {"pearson", "spearman", "corr", "eval_loss", "loss", "global_step"}
+    assert written["global_step"] == 4 and -1 <= written["pearson"] <= 1
+    rows = _count_rows(stsb / "test.tsv")
+    lines = (out / "STS-B.tsv").read_text().splitlines()
+    assert len(lines) == rows + 1 == 1380
+    assert [line.split("\t")[0] for line in lines[1:]] == [str(i) for i in range(rows)]
+    scores = np.loadtxt(out / "test_results.tsv")
+    assert scores.shape == (rows,)
+    np.testing.assert_allclose([float(line.split("\t")[1]) for line in lines[1:]], scores,
+                               atol=1e-6)
+
+
+def test_early_stopping_keeps_the_best_checkpoint(mrpc_small, tmp_path):
+    # Learning rate 0: the dev loss never improves after the first evaluation, so patience 2
+    # stops training at the third evaluation (step 6 of 40).
+    config = BertConfig.from_preset("L-1_H-32_A-2", **TINY)
+    opts = _options(config=config, task_name="mrpc", data_dir=str(mrpc_small),
+                    output_dir=str(tmp_path), do_train=True, do_eval=True, train_batch_size=8,
+                    num_train_epochs=8, learning_rate=0.0, iterations_per_loop=10,
+                    eval_every_steps=2, keep_best_metric="eval_loss", early_stopping_patience=2)
+    result = run(opts, tf.distribute.get_strategy())
+    assert result["train"]["stopped_early"] and result["train"]["step"] == 6
+    history = [json.loads(line) for line in
+               (tmp_path / "eval_history.jsonl").read_text().splitlines()]
+    assert [(h["step"], h["improved"]) for h in history] == [(2, True), (4, False), (6, False)]
+    best = read_eval_results(tmp_path / "best" / "eval_results.txt")
+    assert best["global_step"] == 2 and best["best_metric"] == "eval_loss"
+    assert best["eval_loss"] == pytest.approx(result["eval"]["eval_loss"])
+    assert set(_scalars(tmp_path / "eval", "eval_loss")) == {2, 4, 6}
+    model = build_model(opts, 2)
+    report = load_weights(model, tmp_path / "best")
+    assert not report.missing
+
+
+def test_best_checkpoint_follows_the_metric(mrpc_small, tmp_path):
+    config = BertConfig.from_preset("L-1_H-32_A-2", **TINY)
+    opts = _options(config=config, task_name="mrpc", data_dir=str(mrpc_small),
+                    output_dir=str(tmp_path), do_train=True, train_batch_size=8,
+                    num_train_epochs=1.2, learning_rate=1e-3, iterations_per_loop=2,
+                    eval_every_steps=2, keep_best_metric="eval_loss")
+    run(opts, tf.distribute.get_strategy())
+    history = [json.loads(line) for line in
+               (tmp_path / "eval_history.jsonl").read_text().splitlines()]
+    assert [h["step"] for h in history] == [2, 4, 6]
+    best = min(history, key=lambda h: h["eval_loss"])
+    saved = read_eval_results(tmp_path / "best" / "eval_results.txt")
+    assert saved["global_step"] == best["step"]
+    assert saved["eval_loss"] == pytest.approx(best["eval_loss"])
+    assert [h["improved"] for h in history] == [
+        h["eval_loss"] < min([g["eval_loss"] for g in history[:i]], default=np.inf)
+        for i, h in enumerate(history)]
+
+
+# --------------------------------------------------------------------------- validation
+def _tiny_options(tmp_path, **kwargs):
+    values = dict(config=BertConfig.from_preset("L-1_H-32_A-2", **TINY), task_name="mrpc",
+                  data_dir=str(tmp_path), output_dir=str(tmp_path),
+                  vocab_file=str(minilm_dir() / "vocab.txt"))
+    values.update(kwargs)
+    return ClassifierOptions(**values)
+
+
+def test_a_do_flag_is_required(tmp_path):
+    with pytest.raises(ValueError, match="At least one of `do_train`, `do_eval` or `do_predict"):
+        _tiny_options(tmp_path).validate()
+
+
+def test_sequences_longer_than_the_position_table_are_rejected(tmp_path):
+    with pytest.raises(ValueError, match="Cannot use sequence length 256 because the BERT "
+                                         "model was only trained up to sequence length 128"):
+        _tiny_options(tmp_path, do_train=True, max_seq_length=256).validate()
+
+
+def test_casing_must_match_a_released_checkpoint(tmp_path):
+    ckpt = str(tmp_path / "uncased_L-12_H-768_A-12" / "bert_model.ckpt")
+    with pytest.raises(ValueError, match="--do_lower_case=False does not match"):
+        _tiny_options(tmp_path, do_train=True, do_lower_case=False,
+                      init_checkpoint=ckpt).validate()
+    _tiny_options(tmp_path, do_train=True, do_lower_case=True, init_checkpoint=ckpt).validate()
+
+
+def test_best_keeping_needs_periodic_evaluation(tmp_path):
+    with pytest.raises(ValueError, match="need --eval_every_steps"):
+        _tiny_options(tmp_path, do_train=True, early_stopping_patience=3).validate()
+    with pytest.raises(ValueError, match="needs --do_train"):
+        _tiny_options(tmp_path, do_eval=True, eval_every_steps=10).validate()
+
+
+def test_a_wrong_vocabulary_for_the_model_is_rejected(tmp_path):
+    opts = _tiny_options(tmp_path, do_eval=True, data_dir=str(shared_path("data/glue/MRPC")),
+                         config=BertConfig.from_preset("L-1_H-32_A-2", vocab_size=1000))
+    with pytest.raises(ValueError, match="has 30522 tokens but the model's vocab_size is 1000"):
+        run(opts, tf.distribute.get_strategy())
+
+
+def test_mnli_from_tfds_evaluates_matched_and_mismatched_and_predicts_all_three(tmp_path):
+    """--tfds_name path, MNLI's companions (mismatched dev/test, AX diagnostic): TFDS mock
+    data stand in for the real dataset (offline)."""
+    import tensorflow_datasets as tfds
+    config = BertConfig.from_preset("L-1_H-32_A-2", **TINY)
+    opts = _options(config=config, task_name=None, tfds_name="glue/mnli", output_dir=str(tmp_path),
+                    do_train=True, do_eval=True, do_predict=True, train_batch_size=8,
+                    num_train_epochs=1, eval_batch_size=16, predict_batch_size=16)
+    with tfds.testing.mock_data(num_examples=12):
+        result = run(opts, tf.distribute.get_strategy())
+    assert set(result["eval"]) == {"eval_accuracy", "eval_loss", "loss", "eval_accuracy_mm",
+                                   "eval_loss_mm", "loss_mm", "global_step"}
+    for name in ("MNLI-m.tsv", "MNLI-mm.tsv", "AX.tsv"):
+        lines = (tmp_path / name).read_text().splitlines()
+        assert len(lines) == 13, name
+        assert {line.split("\t")[1] for line in lines[1:]} <= {"entailment", "neutral",
+                                                               "contradiction"}
+    assert len((tmp_path / "test_results_mnli-mm.tsv").read_text().splitlines()) == 12
