@@ -3,18 +3,24 @@
 
 Writes <export_dir>/<next version>/ (saved_model.pb, variables/, assets/vocab.txt,
 assets.extra/tf_serving_warmup_requests) with the signatures serving_default (raw text),
-serve_features (int32 ids) and serve_examples (serialized tf.Example).
+serve_features (int32 ids) and serve_examples (serialized tf.Example), for a classifier,
+regression, SQuAD, tagger (NER), multiple-choice (SWAG), fill-mask or bare encoder model.
 
   python export_savedmodel.py --init_checkpoint=mrpc_output/best --task_name=MRPC \
       --vocab_file=uncased_L-12_H-768_A-12/vocab.txt --max_seq_length=128 \
       --export_dir=serving/mrpc
   tensorflow_model_server --rest_api_port=8501 --model_name=mrpc \
       --model_base_path=$PWD/serving/mrpc
+  python export_savedmodel.py --init_checkpoint=swag_output/best --task=multiple_choice \
+      --num_choices=4 --export_dir=serving/swag
+  python export_savedmodel.py --init_checkpoint=pretrain_output --task=fill_mask --top_k=5 \
+      --export_dir=serving/fill_mask
 """
 
 from absl import app, flags
 
 from bert_tf import flags as common
+from bert_tf.serving.names import TASKS
 
 FLAGS = flags.FLAGS
 
@@ -22,7 +28,7 @@ common.define_model_flags()
 flags.DEFINE_string("export_dir", None,
                     "Folder of numbered versions (TF Serving's --model_base_path); the export "
                     "becomes its next version.")
-flags.DEFINE_enum("task", None, ["classifier", "regression", "squad", "tagger", "encoder"],
+flags.DEFINE_enum("task", None, list(TASKS),
                   "What the model does (optional with --task_name).")
 flags.DEFINE_string("task_name", None,
                     "A GLUE/XNLI task name (MRPC, STS-B, ...): sets --task, --labels and "
@@ -38,6 +44,10 @@ flags.DEFINE_integer("max_seq_length", 128,
                      "Sequence length of the raw-text and tf.Example signatures.")
 flags.DEFINE_integer("max_query_length", 64, "SQuAD: question tokens kept.")
 flags.DEFINE_integer("max_answer_length", 30, "SQuAD: longest answer, in WordPieces.")
+flags.DEFINE_integer("num_choices", 4, "multiple_choice: endings per request row (SWAG: 4).")
+flags.DEFINE_integer("top_k", 5, "fill_mask: predictions per [MASK].")
+flags.DEFINE_bool("include_special_tokens", False,
+                  "fill_mask: also rank [PAD], [CLS], [SEP], [MASK], [UNK] and [unusedN].")
 flags.DEFINE_integer("version", None, "Version number (default: the next free one).")
 flags.DEFINE_bool("warmup", True, "Write assets.extra/tf_serving_warmup_requests.")
 flags.DEFINE_bool("text_signatures", True,
@@ -59,7 +69,9 @@ def main(argv):
         do_lower_case=FLAGS.do_lower_case, max_seq_length=FLAGS.max_seq_length,
         labels=FLAGS.labels, text_pair=FLAGS.text_pair,
         max_query_length=FLAGS.max_query_length, max_answer_length=FLAGS.max_answer_length,
-        version=FLAGS.version, warmup=FLAGS.warmup, text_signatures=FLAGS.text_signatures)
+        num_choices=FLAGS.num_choices, top_k=FLAGS.top_k,
+        include_special_tokens=FLAGS.include_special_tokens, version=FLAGS.version,
+        warmup=FLAGS.warmup, text_signatures=FLAGS.text_signatures)
     print(f"exported {run(opts)}")
 
 

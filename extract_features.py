@@ -8,6 +8,7 @@ defaults, input and JSON-lines output), streaming and resumable, with an optiona
       --init_checkpoint=$BERT/bert_model.ckpt --layers=-1,-2,-3,-4 --max_seq_length=128 \
       --batch_size=8
   # + --compact_file=features.npz --pooling=mean   (one 4H vector per line)
+  # + --export_dir=serving/encoder   (the encoder as a SavedModel for TensorFlow Serving)
 """
 
 from absl import app, flags
@@ -19,17 +20,20 @@ FLAGS = flags.FLAGS
 common.define_model_flags()
 common.define_tpu_flags()
 common.define_runtime_flags()
+common.define_vocab_flags(
+    {"vocab_file": "The vocabulary file that the BERT model was trained on (default: vocab.txt "
+                   "beside --init_checkpoint).",
+     "do_lower_case": "Whether to lower case the input text. Should be True for uncased models "
+                      "and False for cased models."})
+common.define_export_flag(
+    {"export_dir": "After extracting, export the encoder for TensorFlow Serving as the next "
+                   "numbered version in this folder (pooled_output and sequence_output; "
+                   "text_a and text_b when the input has `a ||| b` lines)."})
 flags.DEFINE_string("input_file", None,
                     "One example per line: `text_a` or `text_a ||| text_b`.")
 flags.DEFINE_string("output_file", None, "JSON lines output (one line per input line).")
 flags.DEFINE_string("layers", "-1,-2,-3,-4",
                     "Encoder layers to output, comma-separated (-1 is the last).")
-flags.DEFINE_string("vocab_file", None,
-                    "The vocabulary file that the BERT model was trained on (default: vocab.txt "
-                    "beside --init_checkpoint).")
-flags.DEFINE_bool("do_lower_case", True,
-                  "Whether to lower case the input text. Should be True for uncased models and "
-                  "False for cased models.")
 flags.DEFINE_integer("max_seq_length", 128,
                      "The maximum total input sequence length after WordPiece tokenization; "
                      "longer sequences are truncated.")
@@ -48,27 +52,16 @@ flags.DEFINE_enum("compact_dtype", "float32", ["float32", "float16"],
                   "Float type of the .npz features.")
 
 
-def model_config():
-    """--bert_config_file / --model_preset, else the config beside --init_checkpoint."""
-    if not FLAGS.bert_config_file and not FLAGS.model_preset and FLAGS.init_checkpoint:
-        from bert_tf.checkpoints import find_config
-        return find_config(FLAGS.init_checkpoint)
-    return common.config_from_flags()
-
-
 def main(argv):
     del argv
     from bert_tf.jobs.features import FeatureOptions, run
     common.setup_logging()
-    opts = FeatureOptions(
-        config=model_config(), input_file=FLAGS.input_file, output_file=FLAGS.output_file,
-        init_checkpoint=FLAGS.init_checkpoint, vocab_file=FLAGS.vocab_file, layers=FLAGS.layers,
-        max_seq_length=FLAGS.max_seq_length, do_lower_case=FLAGS.do_lower_case,
-        batch_size=FLAGS.batch_size, compact_file=FLAGS.compact_file, pooling=FLAGS.pooling,
-        compact_dtype=FLAGS.compact_dtype)
+    opts = FeatureOptions(**common.model_options(
+        "input_file", "output_file", "layers", "batch_size", "compact_file", "pooling",
+        "compact_dtype"))
     result = run(opts, common.runtime_from_flags())
-    print(f"{result['lines']} lines -> "
-          + ", ".join(p for p in (result["output_file"], result["compact_file"]) if p))
+    print(f"{result['lines']} lines -> " + ", ".join(
+        p for p in (result["output_file"], result["compact_file"], result["export"]) if p))
 
 
 if __name__ == "__main__":

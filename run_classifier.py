@@ -7,7 +7,11 @@ evaluation with the best checkpoint kept, early stopping, distribution, mixed pr
       --vocab_file=$BERT/vocab.txt --bert_config_file=$BERT/bert_config.json \
       --init_checkpoint=$BERT/bert_model.ckpt --do_train --do_eval --do_predict \
       --max_seq_length=128 --train_batch_size=32 --learning_rate=2e-5 \
-      --num_train_epochs=3 --output_dir=/tmp/mrpc_output
+      --num_train_epochs=3 --output_dir=/tmp/mrpc_output --export_dir=/tmp/mrpc_serving
+
+--export_dir writes the model evaluated and predicted with (the best one with --eval_every_steps
+and --load_best_at_end) as a SavedModel for TensorFlow Serving: the task's labels, text pairs
+except for CoLA, SST-2 and generic tasks without --text_b_column, a score for STS-B.
 """
 
 from absl import app, flags
@@ -16,35 +20,11 @@ from bert_tf import flags as common
 
 FLAGS = flags.FLAGS
 
-common.define_model_flags()
-common.define_tpu_flags()
-common.define_runtime_flags()
+common.define_finetune_flags()
 flags.DEFINE_string("data_dir", None, "The input data dir: the task's .tsv (or other) files.")
 flags.DEFINE_string("task_name", None,
                     "The task: cola, sst-2, mrpc, sts-b, qqp, mnli, qnli, rte, wnli, ax, xnli, "
                     "or generic (your own files; see the column flags).")
-flags.DEFINE_string("vocab_file", None,
-                    "The vocabulary file the BERT model was trained on (default: vocab.txt "
-                    "beside --init_checkpoint).")
-flags.DEFINE_string("output_dir", None, "Where checkpoints, results and predictions go.")
-flags.DEFINE_bool("do_lower_case", True,
-                  "Lower-case the input (True for uncased models, False for cased ones).")
-flags.DEFINE_integer("max_seq_length", 128,
-                     "Maximum total input length after WordPiece tokenization; longer inputs "
-                     "are truncated.")
-flags.DEFINE_bool("do_train", False, "Whether to run training.")
-flags.DEFINE_bool("do_eval", False, "Whether to run eval on the dev set.")
-flags.DEFINE_bool("do_predict", False, "Whether to run prediction on the test set.")
-flags.DEFINE_integer("train_batch_size", 32, "Total batch size for training.")
-flags.DEFINE_integer("eval_batch_size", 8, "Total batch size for eval.")
-flags.DEFINE_integer("predict_batch_size", 8, "Total batch size for predict.")
-flags.DEFINE_float("learning_rate", 5e-5, "The initial learning rate for Adam.")
-flags.DEFINE_float("num_train_epochs", 3.0, "Total number of training epochs to perform.")
-flags.DEFINE_float("warmup_proportion", 0.1,
-                   "Proportion of training to perform linear learning rate warmup for.")
-flags.DEFINE_integer("save_checkpoints_steps", 1000, "How often to save the model checkpoint.")
-flags.DEFINE_integer("iterations_per_loop", 1000,
-                     "Steps per tf.function call (and per progress line).")
 # Data sources beyond google-research's.
 flags.DEFINE_string("tfds_name", None,
                     "Read the task from tensorflow-datasets instead of --data_dir, e.g. "
@@ -109,47 +89,18 @@ def processor_options():
     return {}
 
 
-def model_config():
-    """--bert_config_file / --model_preset, else the config beside --init_checkpoint."""
-    if not FLAGS.bert_config_file and not FLAGS.model_preset and FLAGS.init_checkpoint:
-        from bert_tf.checkpoints import find_config
-        return find_config(FLAGS.init_checkpoint)
-    return common.config_from_flags()
-
-
 def main(argv):
     del argv
     from bert_tf.jobs.classifier import ClassifierOptions, run
+    from bert_tf.jobs.common import summary_lines
     common.setup_logging(FLAGS.output_dir)
-    opts = ClassifierOptions(
-        config=model_config(), task_name=FLAGS.task_name, output_dir=FLAGS.output_dir,
-        data_dir=FLAGS.data_dir, vocab_file=FLAGS.vocab_file,
-        init_checkpoint=FLAGS.init_checkpoint, do_lower_case=FLAGS.do_lower_case,
-        max_seq_length=FLAGS.max_seq_length, do_train=FLAGS.do_train, do_eval=FLAGS.do_eval,
-        do_predict=FLAGS.do_predict, train_batch_size=FLAGS.train_batch_size,
-        eval_batch_size=FLAGS.eval_batch_size, predict_batch_size=FLAGS.predict_batch_size,
-        learning_rate=FLAGS.learning_rate, num_train_epochs=FLAGS.num_train_epochs,
-        warmup_proportion=FLAGS.warmup_proportion,
-        save_checkpoints_steps=FLAGS.save_checkpoints_steps,
-        iterations_per_loop=FLAGS.iterations_per_loop, tfds_name=FLAGS.tfds_name,
-        tfds_data_dir=FLAGS.tfds_data_dir, tfds_download=FLAGS.tfds_download,
-        skip_bad_rows=FLAGS.skip_bad_rows, processor_options=processor_options(),
-        eval_every_steps=FLAGS.eval_every_steps, keep_best_metric=FLAGS.keep_best_metric,
-        early_stopping_patience=FLAGS.early_stopping_patience,
-        load_best_at_end=FLAGS.load_best_at_end, pad_to_max_length=FLAGS.pad_to_max_length,
-        feature_cache_dir=FLAGS.feature_cache_dir, mixed_precision=FLAGS.mixed_precision,
-        jit_compile=FLAGS.jit_compile, seed=FLAGS.seed)
+    opts = ClassifierOptions(**common.finetune_options(
+        "task_name", "data_dir", "tfds_name", "tfds_data_dir", "tfds_download", "skip_bad_rows",
+        "eval_every_steps", "keep_best_metric", "early_stopping_patience", "load_best_at_end",
+        "pad_to_max_length", "feature_cache_dir"), processor_options=processor_options())
     result = run(opts, common.runtime_from_flags())
-    train, evaluation, predictions = result["train"], result["eval"], result["predict"]
-    if train:
-        print(f"training: step {train['step']}, loss {train.get('loss', float('nan')):.4f}"
-              + (" (stopped early)" if train["stopped_early"] else "")
-              + (" (preempted: rerun the same command to resume)" if train["preempted"] else ""))
-    if evaluation:
-        print("eval: " + ", ".join(f"{k}={evaluation[k]:.4f}" for k in sorted(evaluation)
-                                   if isinstance(evaluation[k], float)))
-    if predictions:
-        print("predictions: " + ", ".join(sorted(predictions.values())))
+    print("\n".join(summary_lines(result, predictions=lambda predicted: ", ".join(
+        sorted(predicted.values())))))
 
 
 if __name__ == "__main__":

@@ -6,6 +6,9 @@ train_full.csv/val_full.csv layouts; accuracy).
       --init_checkpoint=$BERT/bert_model.ckpt --vocab_file=$BERT/vocab.txt \
       --bert_config_file=$BERT/bert_config.json --do_train --do_eval --max_seq_length=128 \
       --train_batch_size=16 --learning_rate=2e-5 --num_train_epochs=3 --output_dir=/tmp/swag
+
+--export_dir writes the model as a SavedModel for TensorFlow Serving (a context and its endings
+in, one score per ending out).
 """
 
 from absl import app, flags
@@ -14,79 +17,35 @@ from bert_tf import flags as common
 
 FLAGS = flags.FLAGS
 
-common.define_model_flags()
-common.define_tpu_flags()
-common.define_runtime_flags()
+common.define_finetune_flags(
+    train_batch_size=16, learning_rate=2e-5,
+    helps={"max_seq_length": "Maximum length of each (context, ending) pair after WordPiece "
+                             "tokenization; longer pairs are truncated.",
+           "do_eval": "Whether to run eval on --eval_file.",
+           "do_predict": "Whether to predict --predict_file.",
+           "train_batch_size": "Total batch size for training (examples)."})
 flags.DEFINE_string("train_file", None, "SWAG csv to train on (either layout, labelled).")
 flags.DEFINE_string("eval_file", None, "Labelled SWAG csv to evaluate on (--do_eval).")
 flags.DEFINE_string("predict_file", None, "SWAG csv to predict (--do_predict), e.g. test.csv.")
-flags.DEFINE_string("vocab_file", None,
-                    "The vocabulary file the BERT model was trained on (default: vocab.txt "
-                    "beside --init_checkpoint).")
-flags.DEFINE_string("output_dir", None, "Where checkpoints, results and predictions go.")
-flags.DEFINE_bool("do_lower_case", True,
-                  "Lower-case the input (True for uncased models, False for cased ones).")
-flags.DEFINE_integer("max_seq_length", 128,
-                     "Maximum length of each (context, ending) pair after WordPiece "
-                     "tokenization; longer pairs are truncated.")
 flags.DEFINE_integer("num_choices", 4,
                      "train_full.csv layout: the gold ending plus this many - 1 distractors "
                      "(2-5). The train.csv layout always has 4.")
-flags.DEFINE_bool("do_train", False, "Whether to run training.")
-flags.DEFINE_bool("do_eval", False, "Whether to run eval on --eval_file.")
-flags.DEFINE_bool("do_predict", False, "Whether to predict --predict_file.")
-flags.DEFINE_integer("train_batch_size", 16, "Total batch size for training (examples).")
-flags.DEFINE_integer("eval_batch_size", 8, "Total batch size for eval.")
-flags.DEFINE_integer("predict_batch_size", 8, "Total batch size for predict.")
-flags.DEFINE_float("learning_rate", 2e-5, "The initial learning rate for Adam.")
-flags.DEFINE_float("num_train_epochs", 3.0, "Total number of training epochs to perform.")
-flags.DEFINE_float("warmup_proportion", 0.1,
-                   "Proportion of training to perform linear learning rate warmup for.")
 flags.DEFINE_integer("max_train_examples", 0, "Use only the first N training rows (0: all).")
 flags.DEFINE_integer("max_eval_examples", 0, "Use only the first N eval rows (0: all).")
 flags.DEFINE_bool("skip_bad_rows", False,
                   "Skip malformed rows (and count them) instead of stopping at the first.")
-flags.DEFINE_integer("save_checkpoints_steps", 1000, "How often to save the model checkpoint.")
-flags.DEFINE_integer("iterations_per_loop", 1000,
-                     "Steps per tf.function call (and per progress line).")
-
-
-def model_config():
-    """--bert_config_file / --model_preset, else the config beside --init_checkpoint."""
-    if not FLAGS.bert_config_file and not FLAGS.model_preset and FLAGS.init_checkpoint:
-        from bert_tf.checkpoints import find_config
-        return find_config(FLAGS.init_checkpoint)
-    return common.config_from_flags()
 
 
 def main(argv):
     del argv
+    from bert_tf.jobs.common import summary_lines
     from bert_tf.jobs.swag import SwagOptions, run
     common.setup_logging(FLAGS.output_dir)
-    opts = SwagOptions(
-        config=model_config(), output_dir=FLAGS.output_dir, vocab_file=FLAGS.vocab_file,
-        train_file=FLAGS.train_file, eval_file=FLAGS.eval_file,
-        predict_file=FLAGS.predict_file, init_checkpoint=FLAGS.init_checkpoint,
-        do_lower_case=FLAGS.do_lower_case, max_seq_length=FLAGS.max_seq_length,
-        num_choices=FLAGS.num_choices, do_train=FLAGS.do_train, do_eval=FLAGS.do_eval,
-        do_predict=FLAGS.do_predict, train_batch_size=FLAGS.train_batch_size,
-        eval_batch_size=FLAGS.eval_batch_size, predict_batch_size=FLAGS.predict_batch_size,
-        learning_rate=FLAGS.learning_rate, num_train_epochs=FLAGS.num_train_epochs,
-        warmup_proportion=FLAGS.warmup_proportion, max_train_examples=FLAGS.max_train_examples,
-        max_eval_examples=FLAGS.max_eval_examples, skip_bad_rows=FLAGS.skip_bad_rows,
-        save_checkpoints_steps=FLAGS.save_checkpoints_steps,
-        iterations_per_loop=FLAGS.iterations_per_loop, mixed_precision=FLAGS.mixed_precision,
-        jit_compile=FLAGS.jit_compile, seed=FLAGS.seed)
+    opts = SwagOptions(**common.finetune_options(
+        "train_file", "eval_file", "predict_file", "num_choices", "max_train_examples",
+        "max_eval_examples", "skip_bad_rows"))
     result = run(opts, common.runtime_from_flags())
-    train, evaluation, predictions = result["train"], result["eval"], result["predict"]
-    if train:
-        print(f"training: step {train['step']}, loss {train.get('loss', float('nan')):.4f}"
-              + (" (preempted: rerun the same command to resume)" if train["preempted"] else ""))
-    if evaluation:
-        print(f"eval: accuracy={evaluation['eval_accuracy']:.4f}, "
-              f"loss={evaluation['eval_loss']:.4f}")
-    if predictions:
-        print(f"predictions: {predictions}")
+    print("\n".join(summary_lines(result, ("eval_accuracy", "eval_loss"), str)))
 
 
 if __name__ == "__main__":

@@ -48,6 +48,92 @@ def define_runtime_flags():
                       "Deterministic TensorFlow ops (reproducible runs; slower).")
 
 
+# Help texts of the shared flags; runners override the ones whose meaning is theirs.
+_HELP = {
+    "vocab_file": "The vocabulary file the BERT model was trained on (default: vocab.txt "
+                  "beside --init_checkpoint).",
+    "do_lower_case": "Lower-case the input (True for uncased models, False for cased ones).",
+    "max_seq_length": "Maximum total input length after WordPiece tokenization; longer inputs "
+                      "are truncated.",
+    "export_dir": "After the run, export the model for TensorFlow Serving as the next numbered "
+                  "version in this folder (raw-text, int32-feature and tf.Example signatures, "
+                  "as export_savedmodel.py writes them).",
+    "output_dir": "Where checkpoints, results and predictions go.",
+    "do_train": "Whether to run training.",
+    "do_eval": "Whether to run eval on the dev set.",
+    "do_predict": "Whether to run prediction on the test set.",
+    "train_batch_size": "Total batch size for training.",
+    "eval_batch_size": "Total batch size for eval.",
+    "predict_batch_size": "Total batch size for predict.",
+    "learning_rate": "The initial learning rate for Adam.",
+    "num_train_epochs": "Total number of training epochs to perform.",
+    "warmup_proportion": "Proportion of training to perform linear learning rate warmup for.",
+    "save_checkpoints_steps": "How often to save the model checkpoint.",
+    "iterations_per_loop": "Steps per tf.function call (and per progress line).",
+    "optimizer": "Optimizer.",
+    "gradient_accumulation_steps": "Split each batch into this many micro-batches and sum "
+                                   "their gradients.",
+}
+
+# Flags whose values become the options of bert_tf.jobs.common.ModelOptions and its subclasses.
+MODEL_OPTIONS = ("init_checkpoint", "vocab_file", "do_lower_case", "max_seq_length",
+                 "export_dir")
+TRAINING_OPTIONS = MODEL_OPTIONS + (
+    "output_dir", "do_train", "do_eval", "train_batch_size", "eval_batch_size", "learning_rate",
+    "save_checkpoints_steps", "iterations_per_loop", "optimizer", "gradient_accumulation_steps",
+    "mixed_precision", "jit_compile", "seed")
+FINETUNE_OPTIONS = TRAINING_OPTIONS + ("do_predict", "predict_batch_size", "num_train_epochs",
+                                       "warmup_proportion")
+
+
+def define_vocab_flags(helps=None):
+    """--vocab_file, --do_lower_case."""
+    helps = dict(_HELP, **(helps or {}))
+    flags.DEFINE_string("vocab_file", None, helps["vocab_file"])
+    flags.DEFINE_bool("do_lower_case", True, helps["do_lower_case"])
+
+
+def define_export_flag(helps=None):
+    flags.DEFINE_string("export_dir", None, dict(_HELP, **(helps or {}))["export_dir"])
+
+
+def define_training_flags(*, max_seq_length=128, train_batch_size=32, learning_rate=5e-5,
+                          eval_batch_size=True, helps=None):
+    """The flags of every training runner: model, TPU and runtime flags, the vocabulary,
+    --output_dir, --max_seq_length, --do_train/--do_eval, batch sizes, the optimizer,
+    checkpointing and --export_dir. `helps` overrides help texts by flag name."""
+    helps = dict(_HELP, **(helps or {}))
+    define_model_flags()
+    define_tpu_flags()
+    define_runtime_flags()
+    define_vocab_flags(helps)
+    define_export_flag(helps)
+    flags.DEFINE_string("output_dir", None, helps["output_dir"])
+    flags.DEFINE_integer("max_seq_length", max_seq_length, helps["max_seq_length"])
+    flags.DEFINE_bool("do_train", False, helps["do_train"])
+    flags.DEFINE_bool("do_eval", False, helps["do_eval"])
+    flags.DEFINE_integer("train_batch_size", train_batch_size, helps["train_batch_size"])
+    if eval_batch_size:
+        flags.DEFINE_integer("eval_batch_size", 8, helps["eval_batch_size"])
+    flags.DEFINE_float("learning_rate", learning_rate, helps["learning_rate"])
+    flags.DEFINE_integer("save_checkpoints_steps", 1000, helps["save_checkpoints_steps"])
+    flags.DEFINE_integer("iterations_per_loop", 1000, helps["iterations_per_loop"])
+    flags.DEFINE_enum("optimizer", "adamw", ["adamw", "lamb"], helps["optimizer"])
+    flags.DEFINE_integer("gradient_accumulation_steps", 1,
+                         helps["gradient_accumulation_steps"])
+
+
+def define_finetune_flags(*, helps=None, **defaults):
+    """define_training_flags(**defaults) plus google-research's fine-tuning flags:
+    --do_predict, --predict_batch_size, --num_train_epochs, --warmup_proportion."""
+    define_training_flags(helps=helps, **defaults)
+    helps = dict(_HELP, **(helps or {}))
+    flags.DEFINE_bool("do_predict", False, helps["do_predict"])
+    flags.DEFINE_integer("predict_batch_size", 8, helps["predict_batch_size"])
+    flags.DEFINE_float("num_train_epochs", 3.0, helps["num_train_epochs"])
+    flags.DEFINE_float("warmup_proportion", 0.1, helps["warmup_proportion"])
+
+
 def config_from_flags():
     """The BertConfig named by --bert_config_file or --model_preset (exactly one)."""
     if bool(FLAGS.bert_config_file) == bool(FLAGS.model_preset):
@@ -55,6 +141,36 @@ def config_from_flags():
     if FLAGS.model_preset:
         return BertConfig.from_preset(FLAGS.model_preset)
     return BertConfig.from_json_file(FLAGS.bert_config_file)
+
+
+def config_from_flags_or_checkpoint():
+    """--bert_config_file / --model_preset, else the config beside --init_checkpoint."""
+    if not FLAGS.bert_config_file and not FLAGS.model_preset and FLAGS.init_checkpoint:
+        from bert_tf.checkpoints import find_config
+        return find_config(FLAGS.init_checkpoint)
+    return config_from_flags()
+
+
+def _options(names):
+    """config plus {name: value} of the flags among `names` that this runner defines."""
+    return dict(config=config_from_flags_or_checkpoint(),
+                **{name: FLAGS[name].value for name in names if name in FLAGS})
+
+
+def model_options(*names):
+    """Keyword arguments of a ModelOptions subclass: the config, the shared model flags and
+    the runner's own flags `names` (each named as its option)."""
+    return _options(MODEL_OPTIONS + names)
+
+
+def training_options(*names):
+    """The same for a TrainingOptions subclass (run_pretraining)."""
+    return _options(TRAINING_OPTIONS + names)
+
+
+def finetune_options(*names):
+    """The same for a FinetuneOptions subclass (define_finetune_flags() runners)."""
+    return _options(FINETUNE_OPTIONS + names)
 
 
 def runtime_from_flags():

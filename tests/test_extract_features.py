@@ -239,9 +239,15 @@ def test_runner_uses_google_flags(model, tmp_path):
          f"--output_file={tmp_path / 'cli.jsonl'}", f"--vocab_file={model['vocab']}",
          f"--bert_config_file={model['folder'] / 'ckpt' / 'bert_config.json'}",
          f"--init_checkpoint={model['checkpoint']}", "--layers=-1,-3", "--max_seq_length=32",
-         "--batch_size=8", "--use_one_hot_embeddings=false"],
+         "--batch_size=8", "--use_one_hot_embeddings=false",
+         f"--export_dir={tmp_path / 'export'}"],
         env=ENV, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     records = _read(tmp_path / "cli.jsonl")
     assert len(records) == 6
     assert [layer["index"] for layer in records[0]["features"][0]["layers"]] == [-1, -3]
+    # --export_dir: the encoder, taking text_b too since the input has `a ||| b` lines.
+    assert (tmp_path / "export" / "1" / "saved_model.pb").is_file()
+    info = json.loads((tmp_path / "export" / "1" / "assets.extra" / "export_info.json")
+                      .read_text())
+    assert (info["task"], info["text_inputs"]) == ("encoder", ["text_a", "text_b"])

@@ -124,3 +124,13 @@ def test_runner_writes_json_lines(pretrained, tmp_path):
     lines = [json.loads(line) for line in open(tmp_path / "out.jsonl", encoding="utf-8")]
     assert [line["text"] for line in lines] == PROBES          # the blank line is skipped
     assert all(len(m["predictions"]) == 3 for line in lines for m in line["masks"])
+
+
+def test_export_dir_alone_exports_the_fill_mask_model(pretrained, tmp_path):
+    assert run(_options(pretrained, top_k=3, export_dir=str(tmp_path / "export"))) == []
+    assert (tmp_path / "export" / "1" / "saved_model.pb").is_file()
+    info = json.loads((tmp_path / "export" / "1" / "assets.extra" / "export_info.json")
+                      .read_text())
+    assert (info["task"], info["top_k"], info["seq_length"]) == ("fill_mask", 3, 64)
+    with pytest.raises(ValueError, match="give exactly one of --input_file and --text"):
+        _options(pretrained).validate()

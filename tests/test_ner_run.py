@@ -1,6 +1,7 @@
 """run_ner end to end: a small tagger trained from scratch on CoNLL-2003 sentences finds
 entities in held-out ones; eval, predict and the runner agree with each other."""
 
+import json
 import os
 import subprocess
 import sys
@@ -89,7 +90,8 @@ def test_runner_predicts_with_the_trained_output_dir(trained, tmp_path):
         [sys.executable, str(REPO / "run_ner.py"), f"--output_dir={out}",
          f"--bert_config_file={out / 'bert_config.json'}", f"--vocab_file={trained['vocab']}",
          f"--predict_file={trained['dev']}", "--do_predict", "--max_seq_length=64",
-         "--predict_batch_size=16"], env=ENV, capture_output=True, text=True)
+         "--predict_batch_size=16", f"--export_dir={tmp_path / 'export'}"], env=ENV,
+        capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "resumed from" in done.stderr
     again = read_conll(out / "test_predictions.txt")
@@ -97,6 +99,12 @@ def test_runner_predicts_with_the_trained_output_dir(trained, tmp_path):
     assert ([[c[-1] for c in s.columns] for s in again.sentences]
             == [[c[-1] for c in s.columns] for s in evaluated.sentences])
     assert (out / "test_report.txt").exists()      # the file had tags, so it was scored too
+    # --export_dir: a tagger with the run's label list.
+    assert (tmp_path / "export" / "1" / "saved_model.pb").is_file()
+    info = json.loads((tmp_path / "export" / "1" / "assets.extra" / "export_info.json")
+                      .read_text())
+    assert info["task"] == "tagger"
+    assert info["labels"] == (out / LABELS_FILE).read_text().split()
 
 
 def test_saved_label_list_must_match(trained):

@@ -113,18 +113,30 @@ def _count_rows(path):
         return sum(1 for line in f if line.strip()) - 1          # minus the header
 
 
+def _exported(export_dir):
+    """export_info.json of the first version in export_dir, which must hold a saved_model.pb."""
+    assert (export_dir / "1" / "saved_model.pb").is_file()
+    return json.loads((export_dir / "1" / "assets.extra" / "export_info.json").read_text())
+
+
 def test_predict_writes_one_submission_line_per_real_sst2_and_cola_test_row(tmp_path):
     sst2 = tmp_path / "sst2"
     config = BertConfig.from_preset("L-1_H-32_A-2", **TINY)
     opts = _options(config=config, task_name="SST-2", data_dir=str(shared_path("data/glue/SST-2")),
                     output_dir=str(sst2), do_train=True, do_predict=True, train_batch_size=16,
-                    num_train_epochs=0.0005, predict_batch_size=50)   # 2 steps; 1821 = 36x50+21
+                    num_train_epochs=0.0005, predict_batch_size=50,   # 2 steps; 1821 = 36x50+21
+                    export_dir=str(tmp_path / "export"))
     result = run(opts, tf.distribute.get_strategy())
     rows = _count_rows(shared_path("data/glue/SST-2/test.tsv"))
     assert rows == 1821
     assert _count_rows(sst2 / "SST-2.tsv") == rows
     assert len((sst2 / "test_results.tsv").read_text().splitlines()) == rows
     assert set(result["predict"]) == {"test_results.tsv", "SST-2.tsv"}
+    # --export_dir: SST-2 is a single-sentence task.
+    assert result["export"] == str(tmp_path / "export" / "1")
+    info = _exported(tmp_path / "export")
+    assert (info["task"], info["labels"], info["text_inputs"]) == ("classifier", ["0", "1"],
+                                                                   ["text_a"])
     # Predict-only, initialised from the SST-2 run's checkpoint.
     cola = tmp_path / "cola"
     opts = _options(config=config, task_name="CoLA", data_dir=str(shared_path("data/glue/CoLA")),
@@ -152,7 +164,8 @@ def test_sts_b_regression_through_the_runner_on_two_replicas(tmp_path):
             "--model_preset=L-1_H-32_A-2", f"--output_dir={out}", "--do_train", "--do_eval",
             "--do_predict", "--train_batch_size=16", "--num_train_epochs=1",
             "--learning_rate=1e-3", "--eval_batch_size=32", "--predict_batch_size=64",
-            "--strategy=mirrored", "--num_cpu_devices=2", "--max_seq_length=128"]
+            "--strategy=mirrored", "--num_cpu_devices=2", "--max_seq_length=128",
+            f"--export_dir={tmp_path / 'export'}"]
     done = subprocess.run(args, env=ENV, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "MirroredStrategy with 2 replica(s)" in done.stderr
@@ -167,6 +180,9 @@ def test_sts_b_regression_through_the_runner_on_two_replicas(tmp_path):
     assert scores.shape == (rows,)
     np.testing.assert_allclose([float(line.split("\t")[1]) for line in lines[1:]], scores,
                                atol=1e-6)
+    info = _exported(tmp_path / "export")                  # STS-B: a pair regression
+    assert (info["task"], info["text_inputs"]) == ("regression", ["text_a", "text_b"])
+    assert f"exported: {tmp_path / 'export' / '1'}" in done.stdout
 
 
 def test_early_stopping_keeps_the_best_checkpoint(mrpc_small, tmp_path):
@@ -236,6 +252,11 @@ def test_casing_must_match_a_released_checkpoint(tmp_path):
         _tiny_options(tmp_path, do_train=True, do_lower_case=False,
                       init_checkpoint=ckpt).validate()
     _tiny_options(tmp_path, do_train=True, do_lower_case=True, init_checkpoint=ckpt).validate()
+
+
+def test_export_dir_must_be_a_local_folder(tmp_path):
+    with pytest.raises(ValueError, match="--export_dir gs://b/m: export to a local folder"):
+        _tiny_options(tmp_path, do_train=True, export_dir="gs://b/m").validate()
 
 
 def test_best_keeping_needs_periodic_evaluation(tmp_path):

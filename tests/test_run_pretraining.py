@@ -151,12 +151,18 @@ def test_two_multi_worker_processes_end_with_identical_weights(tmp_path):
 
 
 def test_mirrored_strategy_on_two_cpu_devices(small_corpus, tmp_path):
-    args = _runner_args(small_corpus, str(tmp_path), 6) + ["--strategy=mirrored",
-                                                           "--num_cpu_devices=2"]
+    export = tmp_path / "export"
+    args = _runner_args(small_corpus, str(tmp_path / "out"), 6) + [
+        "--strategy=mirrored", "--num_cpu_devices=2", f"--export_dir={export}",
+        f"--vocab_file={small_corpus['vocab']}"]
     done = subprocess.run(args, env=ENV, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "MirroredStrategy with 2 replica(s)" in done.stderr
-    assert sorted(_train_losses(str(tmp_path))) == list(range(1, 7))
+    assert sorted(_train_losses(str(tmp_path / "out"))) == list(range(1, 7))
+    # --export_dir: the pre-trained encoder, for TF Serving.
+    assert (export / "1" / "saved_model.pb").is_file()
+    info = json.loads((export / "1" / "assets.extra" / "export_info.json").read_text())
+    assert (info["task"], info["seq_length"]) == ("encoder", 64)
 
 
 def _fixed_batches(n=16, seq=16, vocab=50):
@@ -259,4 +265,12 @@ def test_runner_rejects_sequences_longer_than_positions(small_corpus, tmp_path):
     opts = PretrainingOptions(config=small_config(small_corpus), input_file="x",
                               output_dir=str(tmp_path), do_train=True, max_seq_length=128)
     with pytest.raises(ValueError, match="sequence length 128"):
+        opts.validate()
+
+
+def test_export_needs_a_vocabulary(small_corpus, tmp_path):
+    opts = PretrainingOptions(config=small_config(small_corpus), input_file="x",
+                              output_dir=str(tmp_path), do_train=True, max_seq_length=64,
+                              export_dir=str(tmp_path / "export"))
+    with pytest.raises(ValueError, match="--vocab_file is required"):
         opts.validate()

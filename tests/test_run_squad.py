@@ -285,6 +285,12 @@ def test_invalid_options_are_rejected_with_the_original_messages(synthetic, tmp_
         opts.validate()
 
 
+def test_predicting_without_any_weights_is_refused(synthetic, tmp_path):
+    opts = _options(tmp_path, synthetic["vocab"], predict_file=synthetic["dev"], do_predict=True)
+    with pytest.raises(ValueError, match="nothing to evaluate or predict with"):
+        run(opts, tf.distribute.get_strategy())
+
+
 def test_do_eval_needs_gold_answers(synthetic, tmp_path):
     document = _read_json(synthetic["dev"])
     for paragraph in document["data"][0]["paragraphs"]:

@@ -26,6 +26,7 @@ OUR_DEFAULTS = {
     "do_eval": False, "skip_bad_examples": False, "strategy": "default", "mixed_precision": None,
     "jit_compile": False, "model_preset": None, "seed": 12345, "num_cpu_devices": 0,
     "deterministic": False, "gradient_accumulation_steps": 1, "optimizer": "adamw",
+    "export_dir": None,
 }
 
 
@@ -54,7 +55,8 @@ def test_mirrored_run_on_two_cpu_devices_answers_every_question(tmp_path):
          "--do_eval", "--version_2_with_negative", "--max_seq_length=64", "--doc_stride=24",
          "--max_query_length=16", "--train_batch_size=8", "--predict_batch_size=6",
          "--num_train_epochs=1", "--iterations_per_loop=5", "--strategy=mirrored",
-         "--num_cpu_devices=2"], env=ENV, capture_output=True, text=True)
+         "--num_cpu_devices=2", f"--export_dir={tmp_path / 'export'}"], env=ENV,
+        capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "MirroredStrategy with 2 replica(s)" in done.stderr
     assert "training: step 5" in done.stdout
@@ -65,6 +67,11 @@ def test_mirrored_run_on_two_cpu_devices_answers_every_question(tmp_path):
     results = json.loads((out / "eval_results.json").read_text())
     assert results["total"] == 23 and results["NoAns_total"] == 6
     assert (out / "log.txt").read_text().count("Eval results") == 1
+    # --export_dir: the trained span labeler, served with the run's lengths.
+    assert (tmp_path / "export" / "1" / "saved_model.pb").is_file()
+    info = json.loads((tmp_path / "export" / "1" / "assets.extra" / "export_info.json")
+                      .read_text())
+    assert (info["task"], info["seq_length"], info["max_query_length"]) == ("squad", 64, 16)
 
 
 def test_command_line_error_names_the_problem(tmp_path):

@@ -38,7 +38,12 @@ _SPAN = {"answer_token_start": (I, "(-1)"), "answer_token_end": (I, "(-1)"),
          "score": (F, "(-1)")}
 _TAGGER = lambda s: {"logits": (F, f"({s}, 9)"), "probabilities": (F, f"({s}, 9)"),
                      "label_id": (I, f"({s})"), "label": (S, f"({s})")}
-# The signatures the README documents, for the test models (S=64, SQuAD S=128, H=32, C=2/9).
+_CHOICE_OUT = {"probabilities": (F, "(-1, 4)"), "logits": (F, "(-1, 4)"), "choice": (I, "(-1)")}
+_FILL_OUT = {"tokens": (S, "(-1, -1, 5)"), "token_ids": (I, "(-1, -1, 5)"),
+             "probabilities": (F, "(-1, -1, 5)"), "mask_positions": (I, "(-1, -1)"),
+             "num_masks": (I, "(-1)")}
+# The signatures the README documents, for the test models (S=64, SQuAD S=128, H=32, C=2/9,
+# multiple choice N=4, fill-mask top_k=5).
 DOCUMENTED = {
     "classifier": _three({"text_a": (S, "(-1)"), "text_b": (S, "(-1)")}, _CLASSIFIER_OUT,
                          _CLASSIFIER_OUT),
@@ -64,6 +69,16 @@ DOCUMENTED = {
                       {"pooled_output": (F, "(-1, 32)"), "sequence_output": (F, "(-1, -1, 32)")},
                       {"pooled_output": (F, "(-1, 32)"),
                        "sequence_output": (F, "(-1, 64, 32)")}),
+    "multiple_choice": {
+        "serving_default": {"inputs": {"context": (S, "(-1)"), "endings": (S, "(-1, 4)")},
+                            "outputs": _CHOICE_OUT},
+        "serve_features": {"inputs": {k: (I, "(-1, 4, -1)") for k in FEATURE_INPUTS},
+                           "outputs": _CHOICE_OUT},
+        "serve_examples": {"inputs": EXAMPLE_INPUTS, "outputs": _CHOICE_OUT}},
+    "fill_mask": _three({"text": (S, "(-1)")},
+                        dict(_FILL_OUT, mask_start_offsets=(I64, "(-1, -1)"),
+                             mask_end_offsets=(I64, "(-1, -1)"), masks_truncated=(B, "(-1)")),
+                        _FILL_OUT),
 }
 
 
@@ -115,7 +130,8 @@ def test_saved_model_cli_lists_the_documented_signatures():
     assert "args_0" not in out.stdout
 
 
-@pytest.mark.parametrize("kind", ["classifier", "regression", "tagger", "encoder"])
+@pytest.mark.parametrize("kind", ["classifier", "regression", "tagger", "encoder",
+                                  "multiple_choice", "fill_mask"])
 def test_every_task_has_the_documented_signatures(kind):
     """The table saved_model_cli prints, read from saved_model.pb directly."""
     _assert_documented(_from_proto(support.exported(kind)[1]), kind)

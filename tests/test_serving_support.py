@@ -23,6 +23,10 @@ SQUAD_QUERY = 24    # max_query_length: questions of the sample get truncated to
 SQUAD_ANSWER = 12   # max_answer_length
 CONLL_LABELS = ["O", "B-MISC", "I-MISC", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC"]
 MRPC_LABELS = ["0", "1"]
+CHOICE_SEQ = 32     # multiple_choice: short enough that some SWAG pairs get truncated
+NUM_CHOICES = 4
+FILL_SEQ = 32       # fill_mask
+TOP_K = 5
 
 _ROOT = tempfile.mkdtemp(prefix="bert_tf_serving_tests_")
 atexit.register(shutil.rmtree, _ROOT, True)
@@ -44,14 +48,16 @@ def tiny_config(**overrides):
 def build_model(kind, seed=7):
     import keras
 
-    from bert_tf.model import (BertClassifier, BertEncoder, BertSpanLabeler,
-                               BertTokenClassifier)
+    from bert_tf.model import (BertClassifier, BertEncoder, BertMultipleChoice, BertPretrainer,
+                               BertSpanLabeler, BertTokenClassifier)
     keras.utils.set_random_seed(seed)
     encoder = BertEncoder(tiny_config())
     return {"classifier": lambda: BertClassifier(encoder, len(MRPC_LABELS)),
             "regression": lambda: BertClassifier(encoder, 1),
             "squad": lambda: BertSpanLabeler(encoder),
             "tagger": lambda: BertTokenClassifier(encoder, len(CONLL_LABELS)),
+            "multiple_choice": lambda: BertMultipleChoice(encoder),
+            "fill_mask": lambda: BertPretrainer(encoder),
             "encoder": lambda: encoder}[kind]()
 
 
@@ -62,6 +68,8 @@ EXPORT_ARGS = {
                   max_answer_length=SQUAD_ANSWER),
     "tagger": dict(seq_length=SEQ, labels=CONLL_LABELS),
     "encoder": dict(seq_length=SEQ),
+    "multiple_choice": dict(seq_length=CHOICE_SEQ, num_choices=NUM_CHOICES),
+    "fill_mask": dict(seq_length=FILL_SEQ, top_k=TOP_K),
 }
 
 
@@ -137,6 +145,26 @@ def squad_questions(count=12):
             if len(out) == count:
                 return out
     return out
+
+
+def swag_examples(count=10):
+    """The first SwagExamples of the SWAG train.csv sample (4 endings each)."""
+    from bert_tf.data.swag import read_swag
+    examples, _, _ = read_swag(shared_path("data/swag/train.first999.csv"))
+    return examples[:count]
+
+
+def fill_mask_texts(count=6):
+    """MRPC sentences with their 2nd (and in every other one also their 6th) word masked, and
+    texts probing the [MASK] parsing: adjacent masks, a mask inside a word, non-ASCII text."""
+    texts = []
+    for i, sentence in enumerate(mrpc_pairs(count)[0]):
+        words = sentence.split()
+        for k in ((1, 5) if i % 2 else (1,)):
+            words[k] = "[MASK]"
+        texts.append(" ".join(words))
+    return texts + ["The capital of France is [MASK].", "[MASK][MASK] opened the door.",
+                    "Le café [MASK] était très bon, naïve résumé.", "a well[MASK]known fact"]
 
 
 # --------------------------------------------------------------------------- references

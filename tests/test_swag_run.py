@@ -3,6 +3,8 @@ eval_results.txt and per-choice probabilities. (Held-out accuracy above chance w
 all-MiniLM-L6-v2 is measured by quality/swag_quality.py: too slow for a unit test.)"""
 
 import csv
+import dataclasses
+import json
 
 import keras
 import numpy as np
@@ -69,7 +71,6 @@ def test_predictions_hold_one_probability_per_choice(fitted):
 
 
 def test_full_layout_evaluates_through_the_job(fitted):
-    import dataclasses
     opts = dataclasses.replace(fitted["opts"], do_train=False, do_predict=False,
                                eval_file=fitted["full"])
     evaluation = run(opts, tf.distribute.get_strategy())["eval"]
@@ -78,8 +79,27 @@ def test_full_layout_evaluates_through_the_job(fitted):
 
 
 def test_training_file_without_labels_is_refused(fitted):
-    import dataclasses
     opts = dataclasses.replace(fitted["opts"], train_file=fitted["test"], do_eval=False,
                                do_predict=False)
     with pytest.raises(ValueError, match="no label column"):
         run(opts, tf.distribute.get_strategy())
+
+
+def test_export_dir_writes_a_multiple_choice_savedmodel(fitted, tmp_path):
+    opts = dataclasses.replace(fitted["opts"], do_train=False, do_eval=False,
+                               export_dir=str(tmp_path / "export"))
+    result = run(opts, tf.distribute.get_strategy())
+    assert result["export"] == str(tmp_path / "export" / "1")
+    assert (tmp_path / "export" / "1" / "saved_model.pb").is_file()
+    info = json.loads((tmp_path / "export" / "1" / "assets.extra" / "export_info.json")
+                      .read_text())
+    assert (info["task"], info["num_choices"], info["seq_length"]) == ("multiple_choice", 4, 48)
+
+
+def test_options_name_the_missing_file(fitted, tmp_path):
+    opts = dataclasses.replace(fitted["opts"], do_train=False, do_predict=False,
+                               eval_file=str(tmp_path / "nope.csv"))
+    with pytest.raises(FileNotFoundError, match="--eval_file .*nope.csv does not exist"):
+        opts.validate()
+    with pytest.raises(ValueError, match="--num_choices must be in 2..5, got 6"):
+        dataclasses.replace(fitted["opts"], num_choices=6).validate()

@@ -13,14 +13,15 @@ import json
 import logging
 import math
 import os
-import time
 
 import numpy as np
 
 from bert_tf import fileio
-from bert_tf.config import BertConfig
-from bert_tf.jobs.common import (init_from_checkpoint, make_optimizer, make_trainer,
-                                 write_eval_summary)
+from bert_tf.jobs.common import (build_trainer, check_vocab_size, export_model, record_eval,
+                                 start, write_eval_summary)
+from bert_tf.jobs.common import default_vocab_file  # noqa: F401  (bert_tf.serving.job uses it)
+from bert_tf.jobs.finetune import (FinetuneOptions, cross_entropy, predict_logits, preempted,
+                                   softmax, train_or_restore, train_steps)
 from bert_tf.metrics.results import read_eval_results, write_eval_results
 
 logger = logging.getLogger("bert_tf")
@@ -29,27 +30,10 @@ BEST_DIR = "best"
 HISTORY_FILE = "eval_history.jsonl"
 
 
-@dataclasses.dataclass
-class ClassifierOptions:
-    config: BertConfig
+@dataclasses.dataclass(kw_only=True)
+class ClassifierOptions(FinetuneOptions):
     task_name: str
-    output_dir: str
     data_dir: str = None
-    vocab_file: str = None
-    init_checkpoint: str = None
-    do_lower_case: bool = True
-    max_seq_length: int = 128
-    do_train: bool = False
-    do_eval: bool = False
-    do_predict: bool = False
-    train_batch_size: int = 32
-    eval_batch_size: int = 8
-    predict_batch_size: int = 8
-    learning_rate: float = 5e-5
-    num_train_epochs: float = 3.0
-    warmup_proportion: float = 0.1
-    save_checkpoints_steps: int = 1000
-    iterations_per_loop: int = 1000
     tfds_name: str = None
     tfds_data_dir: str = None
     tfds_download: bool = False
@@ -61,35 +45,18 @@ class ClassifierOptions:
     load_best_at_end: bool = True
     pad_to_max_length: bool = False
     feature_cache_dir: str = None
-    mixed_precision: str = None
-    jit_compile: bool = False
-    seed: int = 12345
 
-    def validate(self):
-        from bert_tf.tokenization import validate_case_matches_checkpoint
-        if not (self.do_train or self.do_eval or self.do_predict):
-            raise ValueError("At least one of `do_train`, `do_eval` or `do_predict' must be True.")
-        if self.max_seq_length > self.config.max_position_embeddings:
-            raise ValueError(
-                f"Cannot use sequence length {self.max_seq_length} because the BERT model was "
-                f"only trained up to sequence length {self.config.max_position_embeddings}")
-        validate_case_matches_checkpoint(self.do_lower_case, self.init_checkpoint)
-        if not self.output_dir:
-            raise ValueError("--output_dir is required")
+    serving_task = "classifier"          # "regression" for regression tasks
+
+    def validate_inputs(self):
         if not self.tfds_name and not self.data_dir:
             raise ValueError("--data_dir is required (or --tfds_name to read the task from "
                              "tensorflow-datasets)")
         if not self.tfds_name and not self.task_name:
             raise ValueError("--task_name is required (a GLUE task, xnli or generic)")
-        if not self.vocab_file:
-            raise ValueError("--vocab_file is required (or an --init_checkpoint folder holding "
-                             "vocab.txt)")
-        if not fileio.exists(self.vocab_file):
-            raise FileNotFoundError(f"--vocab_file {self.vocab_file} does not exist")
-        for name in ("train_batch_size", "eval_batch_size", "predict_batch_size",
-                     "iterations_per_loop"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"--{name} must be >= 1, got {getattr(self, name)}")
+
+    def validate(self):
+        super().validate()
         if self.eval_every_steps < 0 or self.early_stopping_patience < 0:
             raise ValueError("--eval_every_steps and --early_stopping_patience must be >= 0")
         if self.eval_every_steps and not self.do_train:
@@ -97,19 +64,6 @@ class ClassifierOptions:
         if (self.keep_best_metric or self.early_stopping_patience) and not self.eval_every_steps:
             raise ValueError("--keep_best_metric and --early_stopping_patience need "
                              "--eval_every_steps > 0 (they act on the periodic evaluations)")
-        if not 0.0 <= self.warmup_proportion <= 1.0:
-            raise ValueError(f"--warmup_proportion must be in [0, 1], got "
-                             f"{self.warmup_proportion}")
-
-
-def default_vocab_file(init_checkpoint):
-    """vocab.txt beside --init_checkpoint (a folder or a checkpoint prefix), if there is one."""
-    if not init_checkpoint:
-        return None
-    path = os.fspath(init_checkpoint)
-    folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
-    candidate = os.path.join(folder, "vocab.txt")
-    return candidate if os.path.exists(candidate) else None
 
 
 # --------------------------------------------------------------------------- data
@@ -167,6 +121,16 @@ class TaskData:
     def companions(self):
         return self.info.companions
 
+    @property
+    def text_pair(self):
+        """Whether examples hold two texts: the generic task's text_b column, else every task
+        but GLUE's single-sentence ones."""
+        from bert_tf.data.classification import GenericProcessor
+        from bert_tf.serving.job import SINGLE_TEXT_TASKS
+        if isinstance(self.processor, GenericProcessor):
+            return self.processor.text_b_column is not None
+        return self.task not in SINGLE_TEXT_TASKS
+
 
 class Inputs:
     """Builds dataset_fns for the trainer from examples (tokenized in tf.data) or the
@@ -207,49 +171,12 @@ class Inputs:
         return fn
 
 
-# --------------------------------------------------------------------------- prediction
-def predict_logits(trainer, dataset_fn, num_examples, what="predict"):
-    """Float64 logits [num_examples, units] in example order. Every example must come back
-    exactly once (batches are never padded with fake examples)."""
-    logits, seen = None, np.zeros(num_examples, bool)
-    start = last_log = time.perf_counter()
-    for outputs, features in trainer.predict(dataset_fn, feature_keys=("example_index",)):
-        index = features["example_index"].astype(np.int64)
-        batch_logits = outputs["logits"].astype(np.float64)
-        if logits is None:
-            logits = np.zeros((num_examples, batch_logits.shape[-1]), np.float64)
-        if np.any(seen[index]) or len(np.unique(index)) != len(index):
-            raise RuntimeError(f"{what}: example(s) predicted twice (index "
-                               f"{int(index[seen[index]][0]) if np.any(seen[index]) else index})")
-        logits[index] = batch_logits
-        seen[index] = True
-        now = time.perf_counter()
-        if now - last_log > 30:
-            done = int(seen.sum())
-            rate = done / (now - start)
-            logger.info("%s: %d/%d examples, %.1f examples/s, eta %.0f s", what, done,
-                        num_examples, rate, (num_examples - done) / max(rate, 1e-9))
-            last_log = now
-    if not seen.all():
-        raise RuntimeError(f"{what}: {int((~seen).sum())} of {num_examples} examples got no "
-                           f"prediction (first: index {int(np.argmin(seen))})")
-    logger.info("%s: %d examples in %.1f s", what, num_examples, time.perf_counter() - start)
-    return logits
-
-
-def softmax(logits):
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    exp = np.exp(shifted)
-    return exp / exp.sum(axis=-1, keepdims=True)
-
-
+# --------------------------------------------------------------------------- evaluation
 def mean_loss(logits, labels, is_regression):
     """The training loss on gathered logits: MSE, or mean softmax cross-entropy."""
     if is_regression:
         return float(np.mean((logits[:, 0] - labels) ** 2))
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-    return float(-np.mean(log_probs[np.arange(len(labels)), labels]))
+    return cross_entropy(logits, labels)
 
 
 def evaluate(trainer, inputs, columns, source, metric_task, what="eval"):
@@ -353,29 +280,6 @@ def build_model(opts, num_labels):
     return BertClassifier(BertEncoder(opts.config), num_labels)
 
 
-def num_train_steps(num_examples, opts):
-    """google-research's int(examples / batch * epochs) and its warm-up steps."""
-    steps = int(num_examples / opts.train_batch_size * opts.num_train_epochs)
-    if steps < 1:
-        raise ValueError(f"no training steps: {num_examples} examples / batch "
-                         f"{opts.train_batch_size} x {opts.num_train_epochs} epochs < 1")
-    return steps, int(steps * opts.warmup_proportion)
-
-
-def _check_vocab_fits(opts, inputs):
-    size = inputs.preprocessor.tokenizer.vocabulary_size()
-    if size > opts.config.vocab_size:
-        raise ValueError(f"--vocab_file {opts.vocab_file} has {size} tokens but the model's "
-                         f"vocab_size is {opts.config.vocab_size}: wrong vocabulary for this "
-                         f"model")
-
-
-def _log_values(title, values):
-    logger.info("***** %s *****", title)
-    for key in sorted(values):
-        logger.info("  %s = %s", key, values[key])
-
-
 def _companions_with(data, split):
     """(task, examples) of the companion tasks that have `split` (missing files: skipped)."""
     found = []
@@ -390,20 +294,14 @@ def _companions_with(data, split):
 
 
 def run(opts, strategy):
-    """Trains, evaluates and/or predicts. Returns {"train", "eval", "predict"} (values or
-    None; "predict" maps output file kinds to paths)."""
+    """Trains, evaluates, predicts and/or exports. Returns {"train", "eval", "predict",
+    "export"} (values or None; "predict" maps output file kinds to paths)."""
     from bert_tf.tasks.classification import ClassificationTask
 
-    if not opts.vocab_file:
-        opts.vocab_file = default_vocab_file(opts.init_checkpoint)
-        if opts.vocab_file:
-            logger.info("vocab_file: %s (beside --init_checkpoint)", opts.vocab_file)
-    opts.validate()
-    os.makedirs(opts.output_dir, exist_ok=True)
-    opts.config.to_json_file(os.path.join(opts.output_dir, "bert_config.json"))
+    start(opts)
     data = TaskData(opts)
     inputs = Inputs(opts, data)
-    _check_vocab_fits(opts, inputs)
+    check_vocab_size(inputs.preprocessor.tokenizer.vocabulary_size(), opts)
     logger.info("task %s: %s", data.task, "regression" if data.is_regression
                 else f"{data.num_labels} labels {data.labels}")
 
@@ -411,24 +309,19 @@ def run(opts, strategy):
     steps, warmup = 1, 0
     if opts.do_train:
         train_columns = inputs.columns(data.examples("train"))
-        steps, warmup = num_train_steps(train_columns.num_examples, opts)
+        steps, warmup = train_steps(opts, train_columns.num_examples)
     eval_columns = None
     if opts.do_eval or opts.eval_every_steps:
         eval_columns = inputs.columns(data.examples("dev"))
 
-    with strategy.scope():
-        model = build_model(opts, data.num_labels)
-        report = init_from_checkpoint(model, opts.init_checkpoint)
-        optimizer = make_optimizer(opts.learning_rate, steps, warmup,
-                                   mixed_precision=opts.mixed_precision)
     steps_per_loop = opts.iterations_per_loop
     if opts.eval_every_steps:
         steps_per_loop = math.gcd(steps_per_loop, opts.eval_every_steps)
-    trainer = make_trainer(model, optimizer, ClassificationTask(data.is_regression), strategy,
-                           opts.output_dir, iterations_per_loop=steps_per_loop,
-                           save_checkpoints_steps=opts.save_checkpoints_steps,
-                           jit_compile=opts.jit_compile)
-    result = {"train": None, "eval": None, "predict": None}
+    setup = build_trainer(opts, strategy, lambda: build_model(opts, data.num_labels),
+                          ClassificationTask(data.is_regression), steps, warmup,
+                          iterations_per_loop=steps_per_loop)
+    model, trainer = setup.model, setup.trainer
+    result = {"train": None, "eval": None, "predict": None, "export": None}
     evaluated = {}   # step -> eval values of the model at that step
 
     eval_source = None
@@ -437,69 +330,64 @@ def run(opts, strategy):
                                     in_memory=bool(opts.eval_every_steps))
 
     def evaluate_main(step):
-        values = evaluate(trainer, inputs, eval_columns, eval_source, data.info.metric_task,
-                          what=f"eval@{step}")
-        values["global_step"] = step
-        write_eval_summary(opts.output_dir, step, values)
-        return values
+        return evaluate(trainer, inputs, eval_columns, eval_source, data.info.metric_task,
+                        what=f"eval@{step}")
 
+    train_fn, what, keeper, after_loop = None, None, None, None
     if opts.do_train:
-        logger.info("***** Running training: %d examples, batch %d, %d steps (%d warm-up) "
-                    "*****", train_columns.num_examples, opts.train_batch_size, steps, warmup)
+        what = f"{train_columns.num_examples} examples"
         train_fn = inputs.dataset_fn(inputs.source(train_columns, f"{data.task}_train"),
                                      opts.train_batch_size, True)
-        keeper, after_loop = None, None
         if opts.eval_every_steps:
             resumed = trainer.step if trainer.restore() else 0
             metric = opts.keep_best_metric or data.info.primary_metric
-            keeper = BestKeeper(opts, metric, evaluate_main, model, resumed)
+
+            def evaluate_periodically(step):
+                values = dict(evaluate_main(step), global_step=step)
+                write_eval_summary(opts.output_dir, step, values)
+                return values
+            keeper = BestKeeper(opts, metric, evaluate_periodically, model, resumed)
             every = opts.eval_every_steps
 
             def after_loop(step, values):
                 if step % every and step < steps:
                     return False
                 return keeper(step, values)
-        result["train"] = trainer.train(train_fn, steps, opts.train_batch_size,
-                                        after_loop=after_loop)
-        if result["train"]["preempted"]:
-            return result
-        if keeper is not None:
-            evaluated.update(keeper.results)
-            best_step = keeper.best_step()
-            if opts.load_best_at_end and best_step is not None and best_step != trainer.step:
-                from bert_tf.checkpoints import load_weights
-                load_weights(model, keeper.best_dir)
-                logger.info("loaded the best weights (step %d, %s = %s) for eval/predict",
-                            best_step, keeper.metric, keeper.best)
-                result["best_step"] = best_step
-    elif trainer.restore() is None:
-        if report is None:
-            raise ValueError(f"nothing to evaluate or predict with: {opts.output_dir} has no "
-                             f"checkpoint and no --init_checkpoint was given")
-        if report.missing:
-            logger.warning("the classifier head is freshly initialised (%s has none): "
-                           "eval/predict results are those of an untrained head",
-                           opts.init_checkpoint)
+    result["train"] = train_or_restore(opts, setup, train_fn, steps, warmup, what, "classifier",
+                                       after_loop=after_loop)
+    if preempted(result):
+        return result
+    if keeper is not None:
+        evaluated.update(keeper.results)
+        best_step = keeper.best_step()
+        if opts.load_best_at_end and best_step is not None and best_step != trainer.step:
+            from bert_tf.checkpoints import load_weights
+            load_weights(model, keeper.best_dir)
+            logger.info("loaded the best weights (step %d, %s = %s) for eval/predict",
+                        best_step, keeper.metric, keeper.best)
+            result["best_step"] = best_step
     step = result.get("best_step", trainer.step)
 
     if opts.do_eval:
-        values = dict(evaluated[step]) if step in evaluated else evaluate_main(step)
+        summarized = step in evaluated                  # in TensorBoard already
+        values = dict(evaluated[step]) if summarized else evaluate_main(step)
+        extra = {}
         for companion, examples in _companions_with(data, "dev"):
             from bert_tf.data.classification import get_task_info
             columns = inputs.columns(examples)
-            extra = evaluate(trainer, inputs, columns,
-                             inputs.source(columns, f"{companion}_dev"),
-                             get_task_info(companion).metric_task, what=f"eval {companion}")
-            extra = {f"{k}{_metric_suffix(companion)}": v for k, v in extra.items()}
-            write_eval_summary(opts.output_dir, step, extra)
-            values.update(extra)
-        values["global_step"] = step
-        path = write_eval_results(os.path.join(opts.output_dir, "eval_results.txt"), values)
-        _log_values(f"Eval results ({path})", values)
-        result["eval"] = values
+            values_of = evaluate(trainer, inputs, columns,
+                                 inputs.source(columns, f"{companion}_dev"),
+                                 get_task_info(companion).metric_task, what=f"eval {companion}")
+            extra.update({f"{k}{_metric_suffix(companion)}": v for k, v in values_of.items()})
+        values.update(extra)
+        result["eval"] = record_eval(opts, step, values,
+                                     summary_keys=list(extra) if summarized else None)
 
     if opts.do_predict:
         result["predict"] = predict_tasks(trainer, inputs, data)
+    result["export"] = export_model(
+        opts, model, "regression" if data.is_regression else "classifier",
+        labels=None if data.is_regression else data.labels, text_pair=data.text_pair)
     return result
 
 

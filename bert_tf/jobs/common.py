@@ -1,17 +1,146 @@
-"""Pieces every job shares: model initialisation, the optimiser, the trainer."""
+"""Pieces every job shares: the options every model run takes and their checks, model
+initialisation, the optimiser, the trainer, eval results and SavedModel export."""
 
+import dataclasses
 import logging
 import os
 
 import keras
 
+from bert_tf import fileio
 from bert_tf.checkpoints import load_weights
+from bert_tf.config import BertConfig
+from bert_tf.metrics.results import write_eval_results
 from bert_tf.training.optimization import create_optimizer
 from bert_tf.training.trainer import Trainer
 
 logger = logging.getLogger("bert_tf")
 
 
+# --------------------------------------------------------------------------- checks
+def default_vocab_file(init_checkpoint):
+    """vocab.txt beside --init_checkpoint (a folder or a checkpoint prefix), if there is one."""
+    if not init_checkpoint:
+        return None
+    path = os.fspath(init_checkpoint)
+    folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+    candidate = os.path.join(folder, "vocab.txt")
+    return candidate if os.path.exists(candidate) else None
+
+
+def check_vocab_file(vocab_file):
+    if not vocab_file:
+        raise ValueError("--vocab_file is required (or an --init_checkpoint folder holding "
+                         "vocab.txt)")
+    if not fileio.exists(vocab_file):
+        raise FileNotFoundError(f"--vocab_file {vocab_file} does not exist")
+
+
+def check_seq_length(max_seq_length, config, minimum=None):
+    """google-research's check against the position table, and a floor for the packing."""
+    if max_seq_length > config.max_position_embeddings:
+        raise ValueError(
+            f"Cannot use sequence length {max_seq_length} because the BERT model was "
+            f"only trained up to sequence length {config.max_position_embeddings}")
+    if minimum and max_seq_length < minimum:
+        raise ValueError(f"--max_seq_length must be >= {minimum}, got {max_seq_length}")
+
+
+def check_vocab_size(num_tokens, opts):
+    """A vocabulary larger than the embedding table is the wrong one for this model."""
+    if num_tokens > opts.config.vocab_size:
+        raise ValueError(f"--vocab_file {opts.vocab_file} has {num_tokens} tokens but the "
+                         f"model's vocab_size is {opts.config.vocab_size}: wrong vocabulary "
+                         f"for this model")
+
+
+def load_tokenizer(opts):
+    """google-research's FullTokenizer for opts.vocab_file, checked against the model."""
+    from bert_tf.tokenization import FullTokenizer
+    tokenizer = FullTokenizer(opts.vocab_file, do_lower_case=opts.do_lower_case)
+    check_vocab_size(len(tokenizer.vocab), opts)
+    return tokenizer
+
+
+# --------------------------------------------------------------------------- options
+@dataclasses.dataclass(kw_only=True)
+class ModelOptions:
+    """What every job that runs a BERT model takes. Subclasses set `serving_task` (what
+    --export_dir exports) and `min_seq_length`."""
+
+    config: BertConfig
+    init_checkpoint: str = None
+    vocab_file: str = None               # default: vocab.txt beside init_checkpoint
+    do_lower_case: bool = True
+    max_seq_length: int = 128
+    export_dir: str = None               # after the run: a SavedModel for TF Serving here
+
+    serving_task = None
+    min_seq_length = 3                   # [CLS] token [SEP]
+
+    def resolve_vocab_file(self):
+        if not self.vocab_file:
+            self.vocab_file = default_vocab_file(self.init_checkpoint)
+            if self.vocab_file:
+                logger.info("vocab_file: %s (beside --init_checkpoint)", self.vocab_file)
+
+    def validate_model(self):
+        """Casing, vocabulary, sequence length and export checks."""
+        from bert_tf.tokenization import validate_case_matches_checkpoint
+        validate_case_matches_checkpoint(self.do_lower_case, self.init_checkpoint)
+        check_vocab_file(self.vocab_file)
+        check_seq_length(self.max_seq_length, self.config, self.min_seq_length)
+        self.validate_export()
+
+    def validate_export(self):
+        if not self.export_dir:
+            return
+        if fileio.is_url(self.export_dir):
+            raise ValueError(f"--export_dir {self.export_dir}: export to a local folder (a "
+                             "version is renamed into place atomically), then copy it")
+        from bert_tf.serving import TASKS
+        if self.serving_task not in TASKS:
+            raise ValueError(f"--export_dir: no {self.serving_task!r} serving task in this "
+                             f"version of bert_tf.serving (it has {', '.join(TASKS)})")
+        check_vocab_file(self.vocab_file)
+
+
+@dataclasses.dataclass(kw_only=True)
+class TrainingOptions(ModelOptions):
+    """What every training job (pre-training, fine-tuning) takes."""
+
+    output_dir: str
+    do_train: bool = False
+    do_eval: bool = False
+    train_batch_size: int = 32
+    eval_batch_size: int = 8
+    learning_rate: float = 5e-5
+    save_checkpoints_steps: int = 1000
+    iterations_per_loop: int = 1000
+    optimizer: str = "adamw"
+    gradient_accumulation_steps: int = 1
+    mixed_precision: str = None
+    jit_compile: bool = False
+    seed: int = 12345
+
+    positive_fields = ("train_batch_size", "eval_batch_size", "iterations_per_loop",
+                       "gradient_accumulation_steps")
+
+    def validate_training(self):
+        for name in self.positive_fields:
+            if getattr(self, name) < 1:
+                raise ValueError(f"--{name} must be >= 1, got {getattr(self, name)}")
+
+
+def start(opts):
+    """Fills in the vocabulary, validates, and creates output_dir with bert_config.json."""
+    opts.resolve_vocab_file()
+    opts.validate()
+    os.makedirs(opts.output_dir, exist_ok=True)
+    opts.config.to_json_file(os.path.join(opts.output_dir, "bert_config.json"))
+
+
+# --------------------------------------------------------------------------- model + trainer
 def init_from_checkpoint(model, init_checkpoint):
     """Loads `init_checkpoint` (any format) into `model`, logging what was loaded and which heads
     start fresh. Returns the LoadReport or None."""
@@ -42,6 +171,44 @@ def make_trainer(model, optimizer, task, strategy, output_dir, *, iterations_per
                    gradient_accumulation_steps=gradient_accumulation_steps)
 
 
+@dataclasses.dataclass
+class Setup:
+    model: keras.Model
+    trainer: Trainer
+    report: object            # the init_checkpoint LoadReport, None without init_checkpoint
+
+
+def build_trainer(opts, strategy, build_model, task, num_train_steps=1, num_warmup_steps=0,
+                  iterations_per_loop=None):
+    """Under strategy.scope(): build_model(), init_checkpoint's weights and the optimizer
+    (linear warm-up then decay over num_train_steps); then the Trainer on output_dir."""
+    import tensorflow as tf
+    if opts.export_dir and isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        raise ValueError("--export_dir is not supported with --strategy=multi_worker: export "
+                         "the trained checkpoint with export_savedmodel.py")
+    with strategy.scope():
+        model = build_model()
+        report = init_from_checkpoint(model, opts.init_checkpoint)
+        optimizer = make_optimizer(opts.learning_rate, num_train_steps, num_warmup_steps,
+                                   opts.optimizer, opts.mixed_precision)
+    trainer = make_trainer(model, optimizer, task, strategy, opts.output_dir,
+                           iterations_per_loop=iterations_per_loop or opts.iterations_per_loop,
+                           save_checkpoints_steps=opts.save_checkpoints_steps,
+                           jit_compile=opts.jit_compile,
+                           gradient_accumulation_steps=opts.gradient_accumulation_steps)
+    return Setup(model, trainer, report)
+
+
+def arrays_dataset_fn(make_dataset, arrays, global_batch_size, is_training, seed=None):
+    """The Trainer's dataset_fn(input_context) for make_dataset(arrays, per-replica batch,
+    is_training, seed=, input_context=), e.g. tagging_dataset or swag_dataset."""
+    def fn(input_context):
+        batch = input_context.get_per_replica_batch_size(global_batch_size)
+        return make_dataset(arrays, batch, is_training, seed=seed, input_context=input_context)
+    return fn
+
+
+# --------------------------------------------------------------------------- results
 def write_eval_summary(output_dir, step, values, subdir="eval"):
     """Eval metrics to TensorBoard (output_dir/eval)."""
     import tensorflow as tf
@@ -51,3 +218,57 @@ def write_eval_summary(output_dir, step, values, subdir="eval"):
             if isinstance(value, (int, float)):
                 tf.summary.scalar(key, value)
     writer.flush()
+
+
+def log_values(title, values):
+    logger.info("***** %s *****", title)
+    for key in sorted(values):
+        logger.info("  %s = %s", key, values[key])
+
+
+def record_eval(opts, step, values, *, filename="eval_results.txt", writer=write_eval_results,
+                summary_keys=None):
+    """Adds global_step to `values` and writes them to output_dir/<filename> (google's
+    "key = value" lines unless `writer` says otherwise), TensorBoard (the `summary_keys` only,
+    when given: the others are there already) and the log. Returns `values`."""
+    values["global_step"] = step
+    path = os.path.join(opts.output_dir, filename)
+    writer(path, values)
+    write_eval_summary(opts.output_dir, step, values if summary_keys is None
+                       else {k: values[k] for k in summary_keys})
+    log_values(f"Eval results ({path})", values)
+    return values
+
+
+def export_model(opts, model, task=None, seq_length=None, **task_options):
+    """With opts.export_dir: exports `model` as serving `task` (default opts.serving_task) for
+    TensorFlow Serving (bert_tf.serving.export) with the run's vocabulary, casing and
+    max_seq_length; returns the new version folder. Without it: None."""
+    if not opts.export_dir:
+        return None
+    from bert_tf.serving import export
+    return export(model, task or opts.serving_task, opts.export_dir, opts.vocab_file,
+                  opts.do_lower_case, seq_length or opts.max_seq_length, **task_options)
+
+
+def summary_lines(result, eval_keys=None, predictions=None):
+    """What a runner prints of a job's result: training, eval (`eval_keys`, default all),
+    predictions (`predictions(result["predict"])`, a string) and export lines."""
+    lines = []
+    train, evaluation = result.get("train"), result.get("eval")
+    if train:
+        loss = f", loss {train['loss']:.4f}" if "loss" in train else ""
+        lines.append(f"training: step {train['step']}{loss}"
+                     + (" (stopped early)" if train.get("stopped_early") else "")
+                     + (" (preempted: rerun the same command to resume)" if train["preempted"]
+                        else ""))
+    if evaluation:
+        keys = eval_keys or sorted(evaluation)
+        lines.append("eval: " + ", ".join(
+            f"{k}={evaluation[k]:.4f}" if isinstance(evaluation[k], float)
+            else f"{k}={evaluation[k]}" for k in keys if k in evaluation))
+    if predictions and result.get("predict"):
+        lines.append(f"predictions: {predictions(result['predict'])}")
+    if result.get("export"):
+        lines.append(f"exported: {result['export']}")
+    return lines

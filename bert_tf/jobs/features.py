@@ -15,6 +15,9 @@ concatenated) or pooled per line (cls, masked mean, or the pooler output).
 Outputs are written to `<file>.partial` and renamed when complete. Progress is committed every
 `commit_every` lines (`<output>.progress.json`); a rerun of the same command after an
 interruption continues from the last commit.
+
+With --export_dir the encoder is then exported for TensorFlow Serving ("encoder" task; it takes
+text_b too when the input had `a ||| b` lines).
 """
 
 import dataclasses
@@ -29,7 +32,7 @@ import zipfile
 import numpy as np
 
 from bert_tf import fileio
-from bert_tf.config import BertConfig
+from bert_tf.jobs.common import ModelOptions, export_model, load_tokenizer
 
 logger = logging.getLogger("bert_tf")
 
@@ -38,21 +41,18 @@ COMPACT_DTYPES = ("float32", "float16")
 _PAIR_RE = re.compile(r"^(.*) \|\|\| (.*)$")
 
 
-@dataclasses.dataclass
-class FeatureOptions:
-    config: BertConfig
+@dataclasses.dataclass(kw_only=True)
+class FeatureOptions(ModelOptions):
     input_file: str
     output_file: str = None
-    init_checkpoint: str = None
-    vocab_file: str = None
     layers: str = "-1,-2,-3,-4"
-    max_seq_length: int = 128
-    do_lower_case: bool = True
     batch_size: int = 32
     compact_file: str = None
     pooling: str = "none"
     compact_dtype: str = "float32"
     commit_every: int = 1000
+
+    serving_task = "encoder"
 
     def layer_indexes(self):
         try:
@@ -68,8 +68,6 @@ class FeatureOptions:
         return indexes
 
     def validate(self):
-        from bert_tf.tokenization import validate_case_matches_checkpoint
-        validate_case_matches_checkpoint(self.do_lower_case, self.init_checkpoint)
         if not self.input_file:
             raise ValueError("--input_file is required")
         if not fileio.exists(self.input_file):
@@ -82,17 +80,7 @@ class FeatureOptions:
                                  f"and resumes); write locally, then copy")
         if not self.init_checkpoint:
             raise ValueError("--init_checkpoint is required")
-        if not self.vocab_file:
-            raise ValueError("--vocab_file is required (or an --init_checkpoint folder holding "
-                             "vocab.txt)")
-        if not fileio.exists(self.vocab_file):
-            raise FileNotFoundError(f"--vocab_file {self.vocab_file} does not exist")
-        if self.max_seq_length > self.config.max_position_embeddings:
-            raise ValueError(
-                f"Cannot use sequence length {self.max_seq_length} because the BERT model was "
-                f"only trained up to sequence length {self.config.max_position_embeddings}")
-        if self.max_seq_length < 3:
-            raise ValueError(f"--max_seq_length must be >= 3, got {self.max_seq_length}")
+        self.validate_model()
         if self.batch_size < 1 or self.commit_every < 1:
             raise ValueError("--batch_size and commit_every must be >= 1")
         self.layer_indexes()
@@ -136,8 +124,13 @@ def read_lines(path):
                 line = convert_to_unicode(raw).strip()
             except UnicodeDecodeError as e:
                 raise ValueError(f"{path}:{index + 1}: not UTF-8 ({e})") from None
-            m = _PAIR_RE.match(line)
-            yield (index, line, None) if m is None else (index, m.group(1), m.group(2))
+            yield (index, *split_pair(line))
+
+
+def split_pair(line):
+    """(text_a, text_b or None): `line` split at its last " ||| ", as google-research does."""
+    m = _PAIR_RE.match(line)
+    return (line, None) if m is None else (m.group(1), m.group(2))
 
 
 def count_lines(path):
@@ -149,12 +142,11 @@ def count_lines(path):
     return count + (last != b"\n")
 
 
-def encode_example(tokenizer, unique_id, text_a, text_b, max_seq_length):
-    """google-research's packing: [CLS] a [SEP] (b [SEP]), pairs truncated by dropping the last
-    token of the longer side (the second on ties), single texts cut to max_seq_length - 2."""
+def pack(tokens_a, tokens_b, max_seq_length):
+    """google-research's packing: (tokens, segment_ids) of [CLS] a [SEP] (b [SEP]), pairs
+    truncated by dropping the last token of the longer side (the second on ties), single texts
+    cut to max_seq_length - 2."""
     from bert_tf.data.swag.features import truncate_pair
-    tokens_a = tokenizer.tokenize(text_a)
-    tokens_b = tokenizer.tokenize(text_b) if text_b else None
     if tokens_b:
         keep_a, keep_b = truncate_pair(tokens_a, tokens_b, max_seq_length - 3)
         tokens_a, tokens_b = tokens_a[:keep_a], tokens_b[:keep_b]
@@ -165,11 +157,19 @@ def encode_example(tokenizer, unique_id, text_a, text_b, max_seq_length):
     if tokens_b:
         tokens += tokens_b + ["[SEP]"]
         segment_ids += [1] * (len(tokens_b) + 1)
+    return tokens, segment_ids
+
+
+def encode_example(tokenizer, unique_id, text_a, text_b, max_seq_length):
+    """The Example of one input line, tokenized and packed."""
+    tokens, segment_ids = pack(tokenizer.tokenize(text_a),
+                               tokenizer.tokenize(text_b) if text_b else None, max_seq_length)
     return Example(unique_id, tokens, tokenizer.convert_tokens_to_ids(tokens), segment_ids)
 
 
 def pad_batch(examples):
-    """int32 input_ids, input_mask, segment_ids [B, longest]."""
+    """int32 input_ids, input_mask, segment_ids [B, longest] of examples with .input_ids and
+    .segment_ids."""
     longest = max(len(e.input_ids) for e in examples)
     shape = (len(examples), longest)
     arrays = {"input_ids": np.zeros(shape, np.int32), "input_mask": np.zeros(shape, np.int32),
@@ -381,7 +381,8 @@ def _fingerprint(opts):
     stat = tf.io.gfile.stat(opts.input_file)
     fields = dataclasses.asdict(opts)
     fields["config"] = opts.config.to_dict()
-    fields.pop("commit_every")
+    for name in ("commit_every", "export_dir"):      # they do not change the features
+        fields.pop(name)
     fields["input"] = [os.path.abspath(opts.input_file) if not fileio.is_url(opts.input_file)
                        else opts.input_file, stat.length, stat.mtime_nsec]
     return json.loads(json.dumps(fields, sort_keys=True, default=str))
@@ -399,18 +400,14 @@ def load_encoder_for(opts):
 
 
 def run(opts, strategy=None):
-    """Extracts features of every input line; returns {"lines", "output_file",
-    "compact_file", "seconds"}."""
+    """Extracts features of every input line, then exports the encoder with --export_dir;
+    returns {"lines", "output_file", "compact_file", "seconds", "export"}."""
     import tensorflow as tf
 
-    from bert_tf.jobs.classifier import default_vocab_file
-    from bert_tf.tokenization import FullTokenizer
-
-    if not opts.vocab_file:
-        opts.vocab_file = default_vocab_file(opts.init_checkpoint)
+    opts.resolve_vocab_file()
     opts.validate()
     layer_indexes = opts.layer_indexes()
-    tokenizer = FullTokenizer(opts.vocab_file, do_lower_case=opts.do_lower_case)
+    tokenizer = load_tokenizer(opts)
     with (strategy or tf.distribute.get_strategy()).scope():
         encoder = load_encoder_for(opts)
     feature_fn = make_feature_fn(encoder, layer_indexes)
@@ -424,6 +421,7 @@ def run(opts, strategy=None):
     start = last_log = time.perf_counter()
     done = first = outputs.lines_done
     batch = []
+    pairs = False
 
     def flush():
         nonlocal done
@@ -436,6 +434,7 @@ def run(opts, strategy=None):
         batch.clear()
 
     for index, text_a, text_b in read_lines(opts.input_file):
+        pairs = pairs or text_b is not None
         if index < first:
             continue
         batch.append(encode_example(tokenizer, index, text_a, text_b, opts.max_seq_length))
@@ -457,5 +456,6 @@ def run(opts, strategy=None):
     outputs.finish(feature_size)
     seconds = time.perf_counter() - start
     logger.info("wrote %d lines (%d this run) in %.1f s", done, done - first, seconds)
+    # The served encoder takes text_b when the input had `a ||| b` lines.
     return {"lines": done, "output_file": opts.output_file, "compact_file": opts.compact_file,
-            "seconds": seconds}
+            "seconds": seconds, "export": export_model(opts, encoder, text_pair=pairs)}

@@ -8,7 +8,8 @@ shown for a mask sum to at most 1. Special tokens ([PAD], [CLS], [SEP], [MASK], 
 [unusedN]) are left out of the top k unless include_special_tokens.
 
 A checkpoint without the masked-LM head (cls/predictions/*), such as a sentence-embedding
-model, is refused with MissingHeadError.
+model, is refused with MissingHeadError. With --export_dir the model is exported for TensorFlow
+Serving ("fill_mask" task, the same top_k), after the texts if any.
 """
 
 import dataclasses
@@ -20,12 +21,11 @@ import time
 import numpy as np
 
 from bert_tf import fileio
-from bert_tf.config import BertConfig
+from bert_tf.jobs.common import ModelOptions, export_model, load_tokenizer
 
 logger = logging.getLogger("bert_tf")
 
 MASK = "[MASK]"
-_PAIR_RE = re.compile(r"^(.*) \|\|\| (.*)$")
 _SPECIAL_RE = re.compile(r"^\[(PAD|CLS|SEP|MASK|UNK|unused\d+)\]$")
 
 
@@ -33,43 +33,33 @@ class MissingHeadError(ValueError):
     """The checkpoint has no masked-LM head."""
 
 
-@dataclasses.dataclass
-class FillMaskOptions:
-    config: BertConfig
+@dataclasses.dataclass(kw_only=True)
+class FillMaskOptions(ModelOptions):
     init_checkpoint: str
-    vocab_file: str = None
+    max_seq_length: int = None      # default: the model's max_position_embeddings
     input_file: str = None
     texts: list = None
     output_file: str = None
-    do_lower_case: bool = True
-    max_seq_length: int = None      # default: the model's max_position_embeddings
     batch_size: int = 32
     top_k: int = 5
     include_special_tokens: bool = False
 
+    serving_task = "fill_mask"
+
     def validate(self):
-        from bert_tf.tokenization import validate_case_matches_checkpoint
-        validate_case_matches_checkpoint(self.do_lower_case, self.init_checkpoint)
         if not self.init_checkpoint:
             raise ValueError("--init_checkpoint is required (a checkpoint with its masked-LM "
                              "head, e.g. a run_pretraining output_dir)")
-        if bool(self.input_file) == bool(self.texts):
+        if self.input_file and self.texts:
             raise ValueError("give exactly one of --input_file and --text")
+        if not (self.input_file or self.texts or self.export_dir):
+            raise ValueError("give exactly one of --input_file and --text (or only "
+                             "--export_dir)")
         if self.input_file and not fileio.exists(self.input_file):
             raise FileNotFoundError(f"--input_file {self.input_file} does not exist")
-        if not self.vocab_file:
-            raise ValueError("--vocab_file is required (or a checkpoint folder holding "
-                             "vocab.txt)")
-        if not fileio.exists(self.vocab_file):
-            raise FileNotFoundError(f"--vocab_file {self.vocab_file} does not exist")
         if self.max_seq_length is None:
             self.max_seq_length = self.config.max_position_embeddings
-        if self.max_seq_length > self.config.max_position_embeddings:
-            raise ValueError(
-                f"Cannot use sequence length {self.max_seq_length} because the BERT model was "
-                f"only trained up to sequence length {self.config.max_position_embeddings}")
-        if self.max_seq_length < 3:
-            raise ValueError(f"--max_seq_length must be >= 3, got {self.max_seq_length}")
+        self.validate_model()
         if self.top_k < 1 or self.batch_size < 1:
             raise ValueError("--top_k and --batch_size must be >= 1")
 
@@ -96,24 +86,14 @@ def _tokenize_with_masks(tokenizer, text):
 def encode_masked(tokenizer, index, text, max_seq_length, where="text"):
     """Packs `text` (or `a ||| b`) as [CLS] a [SEP] (b [SEP]) with google-research's truncation;
     raises ValueError naming `where` if it has no [MASK] or truncation drops one."""
-    from bert_tf.data.swag.features import truncate_pair
-    m = _PAIR_RE.match(text.strip())
-    text_a, text_b = (text.strip(), None) if m is None else (m.group(1), m.group(2))
+    from bert_tf.jobs.features import pack, split_pair
+    text_a, text_b = split_pair(text.strip())
     tokens_a = _tokenize_with_masks(tokenizer, text_a)
     tokens_b = _tokenize_with_masks(tokenizer, text_b) if text_b else None
     masks = tokens_a.count(MASK) + (tokens_b.count(MASK) if tokens_b else 0)
     if not masks:
         raise ValueError(f"{where}: no {MASK} in {text!r}")
-    if tokens_b:
-        keep_a, keep_b = truncate_pair(tokens_a, tokens_b, max_seq_length - 3)
-        tokens_a, tokens_b = tokens_a[:keep_a], tokens_b[:keep_b]
-    else:
-        tokens_a = tokens_a[:max_seq_length - 2]
-    tokens = ["[CLS]"] + tokens_a + ["[SEP]"]
-    segment_ids = [0] * len(tokens)
-    if tokens_b:
-        tokens += tokens_b + ["[SEP]"]
-        segment_ids += [1] * (len(tokens_b) + 1)
+    tokens, segment_ids = pack(tokens_a, tokens_b, max_seq_length)
     positions = [i for i, t in enumerate(tokens) if t == MASK]
     if len(positions) != masks:
         raise ValueError(f"{where}: {masks - len(positions)} of {masks} {MASK} tokens fall "
@@ -161,17 +141,12 @@ def make_predict_fn(model, top_k, excluded_ids):
 
 
 def _batch_arrays(items):
-    longest = max(len(t.input_ids) for t in items)
-    masks = max(len(t.positions) for t in items)
-    ids = np.zeros((len(items), longest), np.int32)
-    mask = np.zeros_like(ids)
-    segments = np.zeros_like(ids)
-    positions = np.zeros((len(items), masks), np.int32)
+    from bert_tf.jobs.features import pad_batch
+    arrays = pad_batch(items)
+    positions = np.zeros((len(items), max(len(t.positions) for t in items)), np.int32)
     for i, t in enumerate(items):
-        n = len(t.input_ids)
-        ids[i, :n], mask[i, :n], segments[i, :n] = t.input_ids, 1, t.segment_ids
         positions[i, :len(t.positions)] = t.positions
-    return ids, mask, segments, positions
+    return arrays["input_ids"], arrays["input_mask"], arrays["segment_ids"], positions
 
 
 def _texts(opts):
@@ -190,20 +165,20 @@ def _texts(opts):
                 yield i, text, f"{opts.input_file}:{i + 1}"
 
 
-def predict(opts):
+def load(opts):
+    """Validates opts; returns (tokenizer, the BertPretrainer with the checkpoint's head)."""
+    opts.resolve_vocab_file()
+    opts.validate()
+    tokenizer = load_tokenizer(opts)
+    return tokenizer, load_masked_lm(opts.config, opts.init_checkpoint)
+
+
+def predict(opts, tokenizer=None, model=None):
     """Yields one result dict per text: {"linex_index", "text", "tokens", "masks": [{"position",
     "predictions": [{"token", "token_id", "probability"}]}]}."""
-    from bert_tf.jobs.classifier import default_vocab_file
-    from bert_tf.tokenization import FullTokenizer
-    if not opts.vocab_file:
-        opts.vocab_file = default_vocab_file(opts.init_checkpoint)
-    opts.validate()
-    tokenizer = FullTokenizer(opts.vocab_file, do_lower_case=opts.do_lower_case)
+    if model is None:
+        tokenizer, model = load(opts)
     vocab = tokenizer.vocabulary.id_to_token
-    if len(vocab) > opts.config.vocab_size:
-        raise ValueError(f"--vocab_file {opts.vocab_file} has {len(vocab)} tokens but the "
-                         f"model's vocab_size is {opts.config.vocab_size}")
-    model = load_masked_lm(opts.config, opts.init_checkpoint)
     excluded = [] if opts.include_special_tokens else [
         i for i, t in enumerate(vocab) if _SPECIAL_RE.match(t)]
     top_k = min(opts.top_k, opts.config.vocab_size - len(excluded))
@@ -231,15 +206,18 @@ def predict(opts):
 
 
 def run(opts):
-    """Predicts every text; writes JSON lines to opts.output_file (atomically) when set.
-    Returns the list of results."""
+    """Predicts every text (writing JSON lines to opts.output_file, atomically, when set), then
+    exports the model with opts.export_dir. Returns the list of results."""
     start = time.perf_counter()
-    results = list(predict(opts))
+    tokenizer, model = load(opts)
+    results = list(predict(opts, tokenizer, model)) if opts.texts or opts.input_file else []
     if opts.output_file:
         fileio.atomic_write_text(opts.output_file,
                                  "".join(json.dumps(r) + "\n" for r in results))
     logger.info("%d texts in %.1f s%s", len(results), time.perf_counter() - start,
                 f" -> {opts.output_file}" if opts.output_file else "")
+    export_model(opts, model, top_k=opts.top_k,
+                 include_special_tokens=opts.include_special_tokens)
     return results
 
 

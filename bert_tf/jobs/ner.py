@@ -19,85 +19,32 @@ import time
 import numpy as np
 
 from bert_tf import fileio
-from bert_tf.config import BertConfig
-from bert_tf.jobs.common import (init_from_checkpoint, make_optimizer, make_trainer,
-                                 write_eval_summary)
-from bert_tf.metrics.results import write_eval_results
+from bert_tf.jobs.common import (arrays_dataset_fn, build_trainer, export_model, load_tokenizer,
+                                 record_eval, start)
+from bert_tf.jobs.finetune import (FileFinetuneOptions, log_softmax, preempted, train_or_restore,
+                                   train_steps)
 
 logger = logging.getLogger("bert_tf")
 
 LABELS_FILE = "label_list.txt"
 
 
-@dataclasses.dataclass
-class NerOptions:
-    config: BertConfig
-    output_dir: str
-    vocab_file: str = None
-    train_file: str = None
-    eval_file: str = None
-    predict_file: str = None
-    init_checkpoint: str = None
-    do_lower_case: bool = True
-    max_seq_length: int = 128
+@dataclasses.dataclass(kw_only=True)
+class NerOptions(FileFinetuneOptions):
     doc_stride: int = 64
     context: str = "sentence"
     labels: list = None
-    do_train: bool = False
-    do_eval: bool = False
-    do_predict: bool = False
-    train_batch_size: int = 32
-    eval_batch_size: int = 8
-    predict_batch_size: int = 8
-    learning_rate: float = 5e-5
-    num_train_epochs: float = 3.0
-    warmup_proportion: float = 0.1
-    save_checkpoints_steps: int = 1000
-    iterations_per_loop: int = 1000
-    mixed_precision: str = None
-    jit_compile: bool = False
-    seed: int = 12345
+
+    serving_task = "tagger"
 
     def validate(self):
         from bert_tf.data.ner import CONTEXTS
-        from bert_tf.tokenization import validate_case_matches_checkpoint
-        if not (self.do_train or self.do_eval or self.do_predict):
-            raise ValueError("At least one of `do_train`, `do_eval` or `do_predict' must be True.")
-        validate_case_matches_checkpoint(self.do_lower_case, self.init_checkpoint)
-        if not self.output_dir:
-            raise ValueError("--output_dir is required")
-        for flag, needed in (("train_file", self.do_train), ("eval_file", self.do_eval),
-                             ("predict_file", self.do_predict)):
-            path = getattr(self, flag)
-            if needed and not path:
-                raise ValueError(f"--{flag} is required with --do_{flag.split('_')[0]}")
-            if needed and not fileio.exists(path):
-                raise FileNotFoundError(f"--{flag} {path} does not exist")
-        if not self.vocab_file:
-            raise ValueError("--vocab_file is required (or an --init_checkpoint folder holding "
-                             "vocab.txt)")
-        if not fileio.exists(self.vocab_file):
-            raise FileNotFoundError(f"--vocab_file {self.vocab_file} does not exist")
-        if self.max_seq_length > self.config.max_position_embeddings:
-            raise ValueError(
-                f"Cannot use sequence length {self.max_seq_length} because the BERT model was "
-                f"only trained up to sequence length {self.config.max_position_embeddings}")
-        if self.max_seq_length < 3:
-            raise ValueError(f"--max_seq_length must be >= 3, got {self.max_seq_length}")
+        super().validate()
         if self.doc_stride < 1:
             raise ValueError(f"--doc_stride must be >= 1, got {self.doc_stride}")
         if self.context not in CONTEXTS:
             raise ValueError(f"--context must be one of {', '.join(CONTEXTS)}, got "
                              f"{self.context!r}")
-        for name in ("train_batch_size", "eval_batch_size", "predict_batch_size",
-                     "iterations_per_loop"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"--{name} must be >= 1, got {getattr(self, name)}")
-        if self.do_train and self.num_train_epochs <= 0:
-            raise ValueError(f"--num_train_epochs must be > 0, got {self.num_train_epochs}")
-        if not 0.0 <= self.warmup_proportion <= 1.0:
-            raise ValueError(f"--warmup_proportion must be in [0, 1], got "
-                             f"{self.warmup_proportion}")
 
 
 # --------------------------------------------------------------------------- labels
@@ -173,13 +120,8 @@ class NerData:
 
     def dataset_fn(self, global_batch_size, is_training, seed=None):
         from bert_tf.data.ner.dataset import tagging_dataset
-        arrays = self.features.arrays
-
-        def fn(input_context):
-            batch = input_context.get_per_replica_batch_size(global_batch_size)
-            return tagging_dataset(arrays, batch, is_training, seed=seed,
-                                   input_context=input_context)
-        return fn
+        return arrays_dataset_fn(tagging_dataset, self.features.arrays, global_batch_size,
+                                 is_training, seed)
 
 
 def predict_tags(trainer, data, batch_size, what):
@@ -214,9 +156,7 @@ def word_loss(logits, gold_tags, labels):
     for sentence_logits, tags in zip(logits, gold_tags):
         if not len(tags):
             continue
-        x = np.asarray(sentence_logits, np.float64)
-        x = x - x.max(axis=-1, keepdims=True)
-        log_probs = x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
+        log_probs = log_softmax(np.asarray(sentence_logits, np.float64))
         ids = [index.get(t) for t in tags]
         known = [(k, i) for k, i in enumerate(ids) if i is not None]
         total -= sum(log_probs[k, i] for k, i in known)
@@ -252,78 +192,43 @@ def build_model(opts, num_labels):
 
 
 def run(opts, strategy):
-    """Trains, evaluates and/or predicts. Returns {"train", "eval", "predict"}: training
-    values, eval metrics, and {"predictions": path, plus metrics if the file had tags}."""
+    """Trains, evaluates, predicts and/or exports. Returns {"train", "eval", "predict",
+    "export"}: training values, eval metrics, {"predictions": path, plus metrics if the file
+    had tags}, and the SavedModel version path."""
     from bert_tf.data.ner import read_conll
-    from bert_tf.jobs.classifier import default_vocab_file
     from bert_tf.tasks.tagging import TaggingTask
-    from bert_tf.tokenization import FullTokenizer
 
-    if not opts.vocab_file:
-        opts.vocab_file = default_vocab_file(opts.init_checkpoint)
-    opts.validate()
-    os.makedirs(opts.output_dir, exist_ok=True)
-    opts.config.to_json_file(os.path.join(opts.output_dir, "bert_config.json"))
-    tokenizer = FullTokenizer(opts.vocab_file, do_lower_case=opts.do_lower_case)
-    if len(tokenizer.vocab) > opts.config.vocab_size:
-        raise ValueError(f"--vocab_file {opts.vocab_file} has {len(tokenizer.vocab)} tokens but "
-                         f"the model's vocab_size is {opts.config.vocab_size}: wrong vocabulary "
-                         f"for this model")
-
+    start(opts)
+    tokenizer = load_tokenizer(opts)
     train_conll = read_conll(opts.train_file, require_labels=True) if opts.do_train else None
     labels = resolve_labels(opts, train_conll)
     fileio.atomic_write_text(os.path.join(opts.output_dir, LABELS_FILE),
                              "".join(f"{label}\n" for label in labels))
     logger.info("labels (%d): %s", len(labels), " ".join(labels))
 
-    steps, warmup, train = 1, 0, None
+    steps, warmup, train_fn, what = 1, 0, None, None
     if opts.do_train:
         train = NerData(opts, tokenizer, opts.train_file, labels, True, "train")
-        steps = int(train.features.num_windows / opts.train_batch_size * opts.num_train_epochs)
-        if steps < 1:
-            raise ValueError(f"no training steps: {train.features.num_windows} windows / batch "
-                             f"{opts.train_batch_size} x {opts.num_train_epochs} epochs < 1")
-        warmup = int(steps * opts.warmup_proportion)
-
-    with strategy.scope():
-        model = build_model(opts, len(labels))
-        report = init_from_checkpoint(model, opts.init_checkpoint)
-        optimizer = make_optimizer(opts.learning_rate, steps, warmup,
-                                   mixed_precision=opts.mixed_precision)
-    trainer = make_trainer(model, optimizer, TaggingTask(), strategy, opts.output_dir,
-                           iterations_per_loop=opts.iterations_per_loop,
-                           save_checkpoints_steps=opts.save_checkpoints_steps,
-                           jit_compile=opts.jit_compile)
-    result = {"train": None, "eval": None, "predict": None}
-    if opts.do_train:
-        logger.info("***** Running training: %d windows, batch %d, %d steps (%d warm-up) *****",
-                    train.features.num_windows, opts.train_batch_size, steps, warmup)
-        result["train"] = trainer.train(train.dataset_fn(opts.train_batch_size, True, opts.seed),
-                                        steps, opts.train_batch_size)
-        if result["train"]["preempted"]:
-            return result
-    elif trainer.restore() is None:
-        if report is None:
-            raise ValueError(f"nothing to evaluate or predict with: {opts.output_dir} has no "
-                             f"checkpoint and no --init_checkpoint was given")
-        if any(name.startswith("cls/token_classifier/") for name in report.missing):
-            logger.warning("the tagging head is freshly initialised (%s has none): results "
-                           "are those of an untrained head", opts.init_checkpoint)
+        steps, warmup = train_steps(opts, train.features.num_windows, "windows")
+        what = f"{train.features.num_windows} windows"
+        train_fn = train.dataset_fn(opts.train_batch_size, True, opts.seed)
+    setup = build_trainer(opts, strategy, lambda: build_model(opts, len(labels)), TaggingTask(),
+                          steps, warmup)
+    trainer = setup.trainer
+    result = {"train": None, "eval": None, "predict": None, "export": None}
+    result["train"] = train_or_restore(opts, setup, train_fn, steps, warmup, what, "tagging")
+    if preempted(result):
+        return result
 
     if opts.do_eval:
         data = NerData(opts, tokenizer, opts.eval_file, labels, True, "eval")
         values, _ = _score_and_write(opts, trainer, data, "eval", f"eval@{trainer.step}")
-        values["global_step"] = trainer.step
-        path = write_eval_results(os.path.join(opts.output_dir, "eval_results.txt"), values)
-        write_eval_summary(opts.output_dir, trainer.step, values)
-        logger.info("***** Eval results (%s) *****", path)
-        for key in sorted(values):
-            logger.info("  %s = %s", key, values[key])
-        result["eval"] = values
+        result["eval"] = record_eval(opts, trainer.step, values)
 
     if opts.do_predict:
         data = NerData(opts, tokenizer, opts.predict_file, labels, False, "predict")
         values, path = _score_and_write(opts, trainer, data, "test", "predict")
         result["predict"] = dict(values or {}, predictions=path)
         logger.info("predictions of %d sentences: %s", len(data.conll.sentences), path)
+    result["export"] = export_model(opts, setup.model, labels=labels)
     return result

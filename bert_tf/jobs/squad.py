@@ -17,9 +17,8 @@ import random
 import time
 
 from bert_tf import fileio
-from bert_tf.config import BertConfig
-from bert_tf.jobs.common import (init_from_checkpoint, make_optimizer, make_trainer,
-                                 write_eval_summary)
+from bert_tf.jobs.common import build_trainer, export_model, load_tokenizer, record_eval, start
+from bert_tf.jobs.finetune import FinetuneOptions, preempted, train_or_restore, train_steps
 
 logger = logging.getLogger("bert_tf")
 
@@ -28,39 +27,24 @@ EVAL_RECORD = "eval.tf_record"
 TRAIN_SHUFFLE_SEED = 12345          # google-research shuffles training examples with this seed
 
 
-@dataclasses.dataclass
-class SquadOptions:
-    config: BertConfig
+@dataclasses.dataclass(kw_only=True)
+class SquadOptions(FinetuneOptions):
+    """run_squad's options (eval_batch_size is unused: --do_eval scores the predictions)."""
+
     vocab_file: str
-    output_dir: str
     train_file: str = None
     predict_file: str = None
-    init_checkpoint: str = None
-    do_lower_case: bool = True
     max_seq_length: int = 384
     doc_stride: int = 128
     max_query_length: int = 64
-    do_train: bool = False
-    do_predict: bool = False
-    do_eval: bool = False
-    train_batch_size: int = 32
-    predict_batch_size: int = 8
-    learning_rate: float = 5e-5
-    num_train_epochs: float = 3.0
-    warmup_proportion: float = 0.1
-    save_checkpoints_steps: int = 1000
-    iterations_per_loop: int = 1000
     n_best_size: int = 20
     max_answer_length: int = 30
     verbose_logging: bool = False
     version_2_with_negative: bool = False
     null_score_diff_threshold: float = 0.0
     skip_bad_examples: bool = False
-    optimizer: str = "adamw"
-    gradient_accumulation_steps: int = 1
-    mixed_precision: str = None
-    jit_compile: bool = False
-    seed: int = 12345
+
+    serving_task = "squad"
 
     def validate(self):
         """google-research's validate_flags_or_throw and the checks it lacked; raises ValueError."""
@@ -79,13 +63,8 @@ class SquadOptions:
             max_position_embeddings=self.config.max_position_embeddings,
             n_best_size=self.n_best_size, max_answer_length=self.max_answer_length,
             do_eval=self.do_eval)
-        for name in ("train_batch_size", "predict_batch_size"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.do_train and self.num_train_epochs <= 0:
-            raise ValueError(f"num_train_epochs must be > 0, got {self.num_train_epochs}")
-        if not 0.0 <= self.warmup_proportion <= 1.0:
-            raise ValueError(f"warmup_proportion must be in [0, 1], got {self.warmup_proportion}")
+        self.validate_training()
+        self.validate_export()
         if self.do_eval:
             data, version = squad_metrics.load_dataset(self.predict_file)
             if not squad_metrics.has_gold_answers(data):
@@ -186,16 +165,6 @@ def prepare_train_features(opts, tokenizer):
     return len(examples), num_features
 
 
-def train_steps(opts, num_examples):
-    """(num_train_steps, num_warmup_steps) as the original: from examples, not features."""
-    num_train_steps = int(num_examples / opts.train_batch_size * opts.num_train_epochs)
-    if num_train_steps < 1:
-        raise ValueError(
-            f"no training steps: {num_examples} examples / train_batch_size "
-            f"{opts.train_batch_size} x num_train_epochs {opts.num_train_epochs} < 1")
-    return num_train_steps, int(num_train_steps * opts.warmup_proportion)
-
-
 # ---------------------------------------------------------------------------- datasets
 def _train_dataset_fn(opts, path, global_batch_size):
     from bert_tf.data import squad
@@ -283,59 +252,35 @@ def evaluate(opts, predictions, step):
     values = dict(squad_metrics.evaluate(data, predictions.predictions,
                                          opts.version_2_with_negative,
                                          null_odds=predictions.null_odds))
-    values["global_step"] = step
-    path = os.path.join(opts.output_dir, "eval_results.json")
-    squad_metrics.write_eval_results(path, values)
-    write_eval_summary(opts.output_dir, step, values)
-    logger.info("***** Eval results (%s) *****", path)
-    for key in values:
-        logger.info("  %s = %s", key, values[key])
-    return values
+    return record_eval(opts, step, values, filename="eval_results.json",
+                       writer=squad_metrics.write_eval_results)
 
 
 def run(opts, strategy):
-    """Trains and/or predicts (and evaluates); returns {"train", "predict", "eval"} (None when
-    not run). A preempted training run returns before predicting; rerun to resume."""
+    """Trains and/or predicts (and evaluates), then exports with --export_dir; returns
+    {"train", "predict", "eval", "export"} (None when not run). A preempted training run
+    returns before predicting; rerun to resume."""
     from bert_tf.tasks.span import SpanTask
-    from bert_tf.tokenization import FullTokenizer
-    opts.validate()
-    os.makedirs(opts.output_dir, exist_ok=True)
-    opts.config.to_json_file(os.path.join(opts.output_dir, "bert_config.json"))
-    tokenizer = FullTokenizer(opts.vocab_file, do_lower_case=opts.do_lower_case)
-    if len(tokenizer.vocab) > opts.config.vocab_size:
-        raise ValueError(f"vocab_file {opts.vocab_file} has {len(tokenizer.vocab)} tokens but the "
-                         f"model's vocab_size is {opts.config.vocab_size}")
+    start(opts)
+    tokenizer = load_tokenizer(opts)
 
-    num_train_steps = num_warmup_steps = 1
+    steps, warmup, train_fn, what = 1, 0, None, None
     if opts.do_train:
         num_examples, num_features = prepare_train_features(opts, tokenizer)
-        num_train_steps, num_warmup_steps = train_steps(opts, num_examples)
-    with strategy.scope():
-        model = build_model(opts)
-        init_from_checkpoint(model, opts.init_checkpoint)
-        optimizer = make_optimizer(opts.learning_rate, num_train_steps, num_warmup_steps,
-                                   opts.optimizer, opts.mixed_precision)
-    trainer = make_trainer(model, optimizer, SpanTask(), strategy, opts.output_dir,
-                           iterations_per_loop=opts.iterations_per_loop,
-                           save_checkpoints_steps=opts.save_checkpoints_steps,
-                           jit_compile=opts.jit_compile,
-                           gradient_accumulation_steps=opts.gradient_accumulation_steps)
-    result = {"train": None, "predict": None, "eval": None}
-    if opts.do_train:
-        logger.info("***** Running training: %d examples, %d features, batch %d, %d steps "
-                    "(%d warm-up) *****", num_examples, num_features, opts.train_batch_size,
-                    num_train_steps, num_warmup_steps)
-        result["train"] = trainer.train(
-            _train_dataset_fn(opts, os.path.join(opts.output_dir, TRAIN_RECORD),
-                              opts.train_batch_size),
-            num_train_steps, opts.train_batch_size)
-        if result["train"]["preempted"]:
-            return result
-    elif trainer.restore() is None and not opts.init_checkpoint:
-        logger.warning("no checkpoint in %s and no --init_checkpoint: predicting with random "
-                       "weights", opts.output_dir)
+        steps, warmup = train_steps(opts, num_examples)
+        what = f"{num_examples} examples, {num_features} features"
+        train_fn = _train_dataset_fn(opts, os.path.join(opts.output_dir, TRAIN_RECORD),
+                                     opts.train_batch_size)
+    setup = build_trainer(opts, strategy, lambda: build_model(opts), SpanTask(), steps, warmup)
+    trainer = setup.trainer
+    result = {"train": None, "predict": None, "eval": None, "export": None}
+    result["train"] = train_or_restore(opts, setup, train_fn, steps, warmup, what, "span")
+    if preempted(result):
+        return result
     if opts.do_predict:
         predictions, result["predict"] = predict(opts, tokenizer, trainer)
         if opts.do_eval:
             result["eval"] = evaluate(opts, predictions, trainer.step)
+    result["export"] = export_model(opts, setup.model, max_query_length=opts.max_query_length,
+                                    max_answer_length=opts.max_answer_length)
     return result

@@ -18,82 +18,32 @@ import time
 import numpy as np
 
 from bert_tf import fileio
-from bert_tf.config import BertConfig
-from bert_tf.jobs.common import (init_from_checkpoint, make_optimizer, make_trainer,
-                                 write_eval_summary)
-from bert_tf.metrics.results import write_eval_results
+from bert_tf.jobs.common import (arrays_dataset_fn, build_trainer, export_model, load_tokenizer,
+                                 record_eval, start)
+from bert_tf.jobs.finetune import (FileFinetuneOptions, cross_entropy, predict_logits, preempted,
+                                   softmax, train_or_restore, train_steps)
 
 logger = logging.getLogger("bert_tf")
 
 
-@dataclasses.dataclass
-class SwagOptions:
-    config: BertConfig
-    output_dir: str
-    vocab_file: str = None
-    train_file: str = None
-    eval_file: str = None
-    predict_file: str = None
-    init_checkpoint: str = None
-    do_lower_case: bool = True
-    max_seq_length: int = 128
+@dataclasses.dataclass(kw_only=True)
+class SwagOptions(FileFinetuneOptions):
     num_choices: int = 4
-    do_train: bool = False
-    do_eval: bool = False
-    do_predict: bool = False
     train_batch_size: int = 16
-    eval_batch_size: int = 8
-    predict_batch_size: int = 8
     learning_rate: float = 2e-5
-    num_train_epochs: float = 3.0
-    warmup_proportion: float = 0.1
     max_train_examples: int = 0
     max_eval_examples: int = 0
     skip_bad_rows: bool = False
-    save_checkpoints_steps: int = 1000
-    iterations_per_loop: int = 1000
-    mixed_precision: str = None
-    jit_compile: bool = False
-    seed: int = 12345
+
+    serving_task = "multiple_choice"
+    min_seq_length = 4                   # [CLS] context [SEP] ending [SEP]
 
     def validate(self):
-        from bert_tf.tokenization import validate_case_matches_checkpoint
-        if not (self.do_train or self.do_eval or self.do_predict):
-            raise ValueError("At least one of `do_train`, `do_eval` or `do_predict' must be True.")
-        validate_case_matches_checkpoint(self.do_lower_case, self.init_checkpoint)
-        if not self.output_dir:
-            raise ValueError("--output_dir is required")
-        for flag, needed in (("train_file", self.do_train), ("eval_file", self.do_eval),
-                             ("predict_file", self.do_predict)):
-            path = getattr(self, flag)
-            if needed and not path:
-                raise ValueError(f"--{flag} is required with --do_{flag.split('_')[0]}")
-            if needed and not fileio.exists(path):
-                raise FileNotFoundError(f"--{flag} {path} does not exist")
-        if not self.vocab_file:
-            raise ValueError("--vocab_file is required (or an --init_checkpoint folder holding "
-                             "vocab.txt)")
-        if not fileio.exists(self.vocab_file):
-            raise FileNotFoundError(f"--vocab_file {self.vocab_file} does not exist")
-        if self.max_seq_length > self.config.max_position_embeddings:
-            raise ValueError(
-                f"Cannot use sequence length {self.max_seq_length} because the BERT model was "
-                f"only trained up to sequence length {self.config.max_position_embeddings}")
-        if self.max_seq_length < 4:
-            raise ValueError(f"--max_seq_length must be >= 4, got {self.max_seq_length}")
+        super().validate()
         if not 2 <= self.num_choices <= 5:
             raise ValueError(f"--num_choices must be in 2..5, got {self.num_choices}")
-        for name in ("train_batch_size", "eval_batch_size", "predict_batch_size",
-                     "iterations_per_loop"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"--{name} must be >= 1, got {getattr(self, name)}")
         if self.max_train_examples < 0 or self.max_eval_examples < 0:
             raise ValueError("--max_train_examples and --max_eval_examples must be >= 0")
-        if self.do_train and self.num_train_epochs <= 0:
-            raise ValueError(f"--num_train_epochs must be > 0, got {self.num_train_epochs}")
-        if not 0.0 <= self.warmup_proportion <= 1.0:
-            raise ValueError(f"--warmup_proportion must be in [0, 1], got "
-                             f"{self.warmup_proportion}")
 
 
 class SwagData:
@@ -109,6 +59,7 @@ class SwagData:
             raise ValueError(f"{path} has no label column: {what} needs labelled examples")
         self.examples = examples
         self.arrays = encode_swag(examples, tokenizer, opts.max_seq_length)
+        self.num_choices = self.arrays["input_ids"].shape[1]
         lengths = self.arrays["input_mask"].sum(-1)
         logger.info("%s %s (%s layout): %d examples x %d choices%s, %d%% of choices truncated "
                     "to %d tokens (%.1f s)", what, path, layout, len(examples),
@@ -119,45 +70,18 @@ class SwagData:
 
     def dataset_fn(self, global_batch_size, is_training, seed=None):
         from bert_tf.data.swag.dataset import swag_dataset
-        arrays = self.arrays
+        return arrays_dataset_fn(swag_dataset, self.arrays, global_batch_size, is_training, seed)
 
-        def fn(input_context):
-            batch = input_context.get_per_replica_batch_size(global_batch_size)
-            return swag_dataset(arrays, batch, is_training, seed=seed,
-                                input_context=input_context)
-        return fn
-
-
-def predict_logits(trainer, data, batch_size, what):
-    """[N, C] float64 logits in example order; every example exactly once."""
-    n = len(data.examples)
-    logits, seen = np.zeros(data.arrays["input_ids"].shape[:2], np.float64), np.zeros(n, bool)
-    start = time.perf_counter()
-    for outputs, features in trainer.predict(data.dataset_fn(batch_size, False),
-                                             feature_keys=("example_index",)):
-        index = features["example_index"].astype(np.int64)
-        if seen[index].any():
-            raise RuntimeError(f"{what}: example {int(index[seen[index]][0])} predicted twice")
-        logits[index] = outputs["logits"]
-        seen[index] = True
-    if not seen.all():
-        raise RuntimeError(f"{what}: {int((~seen).sum())} of {n} examples got no prediction")
-    logger.info("%s: %d examples in %.1f s", what, n, time.perf_counter() - start)
-    return logits
-
-
-def softmax(logits):
-    x = logits - logits.max(axis=-1, keepdims=True)
-    e = np.exp(x)
-    return e / e.sum(axis=-1, keepdims=True)
+    def logits(self, trainer, batch_size, what):
+        """[N, C] float64 logits in example order."""
+        return predict_logits(trainer, self.dataset_fn(batch_size, False), len(self.examples),
+                              what)
 
 
 def evaluate_logits(logits, labels):
     """eval_accuracy and eval_loss (mean cross-entropy) of [N, C] logits."""
-    labels = np.asarray(labels)
-    log_probs = np.log(softmax(logits))
-    return {"eval_accuracy": float(np.mean(logits.argmax(-1) == labels)),
-            "eval_loss": float(-np.mean(log_probs[np.arange(len(labels)), labels]))}
+    return {"eval_accuracy": float(np.mean(logits.argmax(-1) == np.asarray(labels))),
+            "eval_loss": cross_entropy(logits, labels)}
 
 
 def write_predictions(path, examples, probabilities):
@@ -183,75 +107,44 @@ def build_model(opts):
 
 
 def run(opts, strategy):
-    """Trains, evaluates and/or predicts. Returns {"train", "eval", "predict"} (values, metrics,
-    predictions path)."""
-    from bert_tf.jobs.classifier import default_vocab_file
+    """Trains, evaluates, predicts and/or exports. Returns {"train", "eval", "predict",
+    "export"} (values, metrics, predictions path, SavedModel version path)."""
     from bert_tf.tasks.multiple_choice import MultipleChoiceTask
-    from bert_tf.tokenization import FullTokenizer
 
-    if not opts.vocab_file:
-        opts.vocab_file = default_vocab_file(opts.init_checkpoint)
-    opts.validate()
-    os.makedirs(opts.output_dir, exist_ok=True)
-    opts.config.to_json_file(os.path.join(opts.output_dir, "bert_config.json"))
-    tokenizer = FullTokenizer(opts.vocab_file, do_lower_case=opts.do_lower_case)
-    if len(tokenizer.vocab) > opts.config.vocab_size:
-        raise ValueError(f"--vocab_file {opts.vocab_file} has {len(tokenizer.vocab)} tokens but "
-                         f"the model's vocab_size is {opts.config.vocab_size}: wrong vocabulary "
-                         f"for this model")
-    steps, warmup, train = 1, 0, None
+    start(opts)
+    tokenizer = load_tokenizer(opts)
+    steps, warmup, train, train_fn, what = 1, 0, None, None, None
     if opts.do_train:
         train = SwagData(opts, tokenizer, opts.train_file, "train", opts.max_train_examples,
                          require_labels=True)
-        steps = int(len(train.examples) / opts.train_batch_size * opts.num_train_epochs)
-        if steps < 1:
-            raise ValueError(f"no training steps: {len(train.examples)} examples / batch "
-                             f"{opts.train_batch_size} x {opts.num_train_epochs} epochs < 1")
-        warmup = int(steps * opts.warmup_proportion)
+        steps, warmup = train_steps(opts, len(train.examples))
+        what = f"{len(train.examples)} examples"
+        train_fn = train.dataset_fn(opts.train_batch_size, True, opts.seed)
+    setup = build_trainer(opts, strategy, lambda: build_model(opts), MultipleChoiceTask(),
+                          steps, warmup)
+    trainer = setup.trainer
+    result = {"train": None, "eval": None, "predict": None, "export": None}
+    result["train"] = train_or_restore(opts, setup, train_fn, steps, warmup, what,
+                                       "multiple-choice")
+    if preempted(result):
+        return result
 
-    with strategy.scope():
-        model = build_model(opts)
-        report = init_from_checkpoint(model, opts.init_checkpoint)
-        optimizer = make_optimizer(opts.learning_rate, steps, warmup,
-                                   mixed_precision=opts.mixed_precision)
-    trainer = make_trainer(model, optimizer, MultipleChoiceTask(), strategy, opts.output_dir,
-                           iterations_per_loop=opts.iterations_per_loop,
-                           save_checkpoints_steps=opts.save_checkpoints_steps,
-                           jit_compile=opts.jit_compile)
-    result = {"train": None, "eval": None, "predict": None}
-    if opts.do_train:
-        logger.info("***** Running training: %d examples, batch %d, %d steps (%d warm-up) "
-                    "*****", len(train.examples), opts.train_batch_size, steps, warmup)
-        result["train"] = trainer.train(train.dataset_fn(opts.train_batch_size, True, opts.seed),
-                                        steps, opts.train_batch_size)
-        if result["train"]["preempted"]:
-            return result
-    elif trainer.restore() is None:
-        if report is None:
-            raise ValueError(f"nothing to evaluate or predict with: {opts.output_dir} has no "
-                             f"checkpoint and no --init_checkpoint was given")
-        if any(name.startswith("cls/multiple_choice/") for name in report.missing):
-            logger.warning("the multiple-choice head is freshly initialised (%s has none): "
-                           "results are those of an untrained head", opts.init_checkpoint)
-
+    num_choices = train.num_choices if train else opts.num_choices
     if opts.do_eval:
         data = SwagData(opts, tokenizer, opts.eval_file, "eval", opts.max_eval_examples,
                         require_labels=True)
-        logits = predict_logits(trainer, data, opts.eval_batch_size, f"eval@{trainer.step}")
+        logits = data.logits(trainer, opts.eval_batch_size, f"eval@{trainer.step}")
         values = evaluate_logits(logits, [e.label for e in data.examples])
-        values["global_step"] = trainer.step
-        path = write_eval_results(os.path.join(opts.output_dir, "eval_results.txt"), values)
-        write_eval_summary(opts.output_dir, trainer.step, values)
-        logger.info("***** Eval results (%s) *****", path)
-        for key in sorted(values):
-            logger.info("  %s = %s", key, values[key])
-        result["eval"] = values
+        result["eval"] = record_eval(opts, trainer.step, values)
+        num_choices = data.num_choices
 
     if opts.do_predict:
         data = SwagData(opts, tokenizer, opts.predict_file, "predict")
-        logits = predict_logits(trainer, data, opts.predict_batch_size, "predict")
+        logits = data.logits(trainer, opts.predict_batch_size, "predict")
         path = write_predictions(os.path.join(opts.output_dir, "test_predictions.csv"),
                                  data.examples, softmax(logits))
         logger.info("predictions of %d examples: %s", len(data.examples), path)
         result["predict"] = path
+        num_choices = data.num_choices
+    result["export"] = export_model(opts, setup.model, num_choices=num_choices)
     return result

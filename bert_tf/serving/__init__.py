@@ -13,7 +13,7 @@ import importlib
 _EXPORTS = {
     "export": "bert_tf.serving.exporter",
     "next_version": "bert_tf.serving.exporter",
-    "TASKS": "bert_tf.serving.tasks",
+    "TASKS": "bert_tf.serving.names",
     "SERVING_DEFAULT": "bert_tf.serving.names",
     "SERVE_FEATURES": "bert_tf.serving.names",
     "SERVE_EXAMPLES": "bert_tf.serving.names",

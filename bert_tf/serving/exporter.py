@@ -59,15 +59,19 @@ def _staging(export_dir, version):
 
 
 def export(model, task, export_dir, vocab_file, do_lower_case, seq_length, labels=None, *,
-           text_pair=False, max_query_length=64, max_answer_length=30, version=None,
-           warmup=True, text_signatures=True):
+           text_pair=False, max_query_length=64, max_answer_length=30, num_choices=None,
+           top_k=5, include_special_tokens=False, version=None, warmup=True,
+           text_signatures=True):
     """Exports `model` for TensorFlow Serving; returns the path of the new version folder.
 
     Args:
       model: BertClassifier (task "classifier", or "regression" when num_classes == 1),
-        BertSpanLabeler ("squad"), BertTokenClassifier ("tagger"), or BertEncoder / any task
-        model ("encoder": its encoder). Mixed-precision models export float32 outputs.
-      task: "classifier", "regression", "squad", "tagger" or "encoder".
+        BertSpanLabeler ("squad"), BertTokenClassifier ("tagger"), BertMultipleChoice
+        ("multiple_choice"), BertPretrainer with its masked-LM head ("fill_mask"), or
+        BertEncoder / any task model ("encoder": its encoder). Mixed-precision models export
+        float32 outputs.
+      task: "classifier", "regression", "squad", "tagger", "encoder", "multiple_choice" or
+        "fill_mask".
       export_dir: local folder holding numeric versions (TF Serving's --model_base_path).
       vocab_file, do_lower_case: the model's WordPiece vocabulary and casing; the vocabulary
         is copied to assets/vocab.txt.
@@ -76,6 +80,9 @@ def export(model, task, export_dir, vocab_file, do_lower_case, seq_length, label
       labels: the label strings, in class-id order (classifier, tagger; required there).
       text_pair: serving_default takes text_a and text_b (classifier, regression, encoder).
       max_query_length, max_answer_length: run_squad's limits (squad).
+      num_choices: endings per request row (multiple_choice, required there; 4 for SWAG).
+      top_k, include_special_tokens: predictions per [MASK], and whether special tokens may be
+        among them (fill_mask, as predict_masked.py's flags).
       version: the version number (default: the next free one).
       warmup: write assets.extra/tf_serving_warmup_requests (needs tensorflow-serving-api).
       text_signatures: include serving_default (raw text, needs the two tensorflow-text ops of
@@ -107,8 +114,9 @@ def export(model, task, export_dir, vocab_file, do_lower_case, seq_length, label
     serving_task = make_task(task, model, vocab.id_to_token, do_lower_case, seq_length,
                              labels=labels, text_pair=text_pair,
                              max_query_length=max_query_length,
-                             max_answer_length=max_answer_length)
-    module = ServingModule(serving_task, config, seq_length)
+                             max_answer_length=max_answer_length, num_choices=num_choices,
+                             top_k=top_k, include_special_tokens=include_special_tokens)
+    module = ServingModule(serving_task, config)
     signatures = module.signatures(text=text_signatures)
     logger.info("exporting %s model (seq_length %d, signatures %s) to %s/%d", task, seq_length,
                 ", ".join(sorted(signatures)), export_dir, version)

@@ -2,7 +2,8 @@
 
 The checkpoint may be any format bert_tf reads (google-research TF1 prefix, HuggingFace
 folder, native / trainer checkpoint); it must hold the task's head (only "encoder" exports a
-bare encoder). GLUE/XNLI task names fill in the labels, regression and text pairs.
+bare encoder; "fill_mask" needs the masked-LM head of a pre-training checkpoint). GLUE/XNLI
+task names fill in the labels, regression and text pairs.
 """
 
 import dataclasses
@@ -10,7 +11,7 @@ import logging
 import os
 
 from bert_tf.config import BertConfig
-from bert_tf.serving.tasks import TASKS
+from bert_tf.serving.names import TASKS
 
 logger = logging.getLogger("bert_tf")
 
@@ -22,7 +23,7 @@ SINGLE_TEXT_TASKS = ("cola", "sst-2")
 class ExportOptions:
     export_dir: str
     init_checkpoint: str
-    task: str = None                 # classifier, regression, squad, tagger, encoder
+    task: str = None                 # one of bert_tf.serving.names.TASKS
     task_name: str = None            # a GLUE/XNLI name: labels, regression and pairs from it
     config: BertConfig = None        # default: bert_config.json / config.json beside the ckpt
     vocab_file: str = None           # default: vocab.txt beside the checkpoint
@@ -32,6 +33,9 @@ class ExportOptions:
     text_pair: bool = None           # default: from task_name, else False
     max_query_length: int = 64
     max_answer_length: int = 30
+    num_choices: int = 4             # multiple_choice: endings per request row
+    top_k: int = 5                   # fill_mask: predictions per [MASK]
+    include_special_tokens: bool = False   # fill_mask: may rank [PAD], [CLS], ...
     version: int = None
     warmup: bool = True
     text_signatures: bool = True
@@ -55,6 +59,10 @@ class ExportOptions:
         if opts.task in ("classifier", "tagger") and not opts.labels:
             raise ValueError(f"--task={opts.task} needs --labels (comma-separated, in class-id "
                              "order) or --task_name")
+        if opts.task == "multiple_choice" and (opts.num_choices or 0) < 2:
+            raise ValueError(f"--num_choices must be >= 2, got {opts.num_choices}")
+        if opts.task == "fill_mask" and (opts.top_k or 0) < 1:
+            raise ValueError(f"--top_k must be >= 1, got {opts.top_k}")
         opts.text_pair = bool(opts.text_pair)
         if opts.config is None:
             opts.config = find_config(opts.init_checkpoint)
@@ -87,9 +95,10 @@ def _apply_task_name(opts):
 
 
 def build_model(opts):
-    """The task model of opts (resolved), before its weights are loaded."""
-    from bert_tf.model import (BertClassifier, BertEncoder, BertSpanLabeler,
-                               BertTokenClassifier)
+    """The task model of opts (resolved), before its weights are loaded (fill_mask: see
+    load_model)."""
+    from bert_tf.model import (BertClassifier, BertEncoder, BertMultipleChoice,
+                               BertSpanLabeler, BertTokenClassifier)
     encoder = BertEncoder(opts.config)
     if opts.task == "encoder":
         return encoder
@@ -97,19 +106,34 @@ def build_model(opts):
         return BertSpanLabeler(encoder)
     if opts.task == "tagger":
         return BertTokenClassifier(encoder, len(opts.labels))
+    if opts.task == "multiple_choice":
+        return BertMultipleChoice(encoder)
     return BertClassifier(encoder, 1 if opts.task == "regression" else len(opts.labels))
+
+
+def load_model(opts):
+    """The task model of opts (resolved) with the checkpoint's weights; raises when the
+    checkpoint lacks the task's head (fill_mask: MissingHeadError, as predict_masked.py)."""
+    from bert_tf.checkpoints import load_weights
+    if opts.task == "fill_mask":
+        from bert_tf.jobs.fill_mask import load_masked_lm
+        return load_masked_lm(opts.config, opts.init_checkpoint)   # the NSP head is optional
+    model = build_model(opts)
+    report = load_weights(model, opts.init_checkpoint, require_heads=opts.task != "encoder")
+    logger.info("init_checkpoint: %s", report.summary())
+    return model
 
 
 def run(opts):
     """Loads the checkpoint into the task model and exports it; returns the version path."""
-    from bert_tf.checkpoints import load_weights
     from bert_tf.serving.exporter import export
     opts = opts.resolve()
-    model = build_model(opts)
-    report = load_weights(model, opts.init_checkpoint, require_heads=opts.task != "encoder")
-    logger.info("init_checkpoint: %s", report.summary())
+    model = load_model(opts)
     return export(model, opts.task, opts.export_dir, opts.vocab_file, opts.do_lower_case,
                   opts.max_seq_length, labels=opts.labels, text_pair=opts.text_pair,
                   max_query_length=opts.max_query_length,
-                  max_answer_length=opts.max_answer_length, version=opts.version,
-                  warmup=opts.warmup, text_signatures=opts.text_signatures)
+                  max_answer_length=opts.max_answer_length,
+                  num_choices=opts.num_choices if opts.task == "multiple_choice" else None,
+                  top_k=opts.top_k, include_special_tokens=opts.include_special_tokens,
+                  version=opts.version, warmup=opts.warmup,
+                  text_signatures=opts.text_signatures)

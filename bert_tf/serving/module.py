@@ -1,12 +1,13 @@
 """The tf.Module that becomes the SavedModel: three signatures around one ServingTask.
 
-serving_default  raw strings [batch] named as the task says (text_a[, text_b] or question,
-                 context) -> the task's text outputs.
-serve_features   int32 input_ids, input_mask, segment_ids [batch, seq] -> the task's outputs;
-                 core TensorFlow ops only.
+serving_default  raw strings [batch] named as the task says (text_a[, text_b]; question,
+                 context; text; context [batch] + endings [batch, num_choices]) -> the task's
+                 text outputs.
+serve_features   int32 input_ids, input_mask, segment_ids [batch, seq] (multiple choice:
+                 [batch, num_choices, seq]) -> the task's outputs; core TensorFlow ops only.
 serve_examples   serialized tf.Example [batch] with int64 input_ids, input_mask, segment_ids
-                 of length seq_length (run_classifier / run_squad records) -> as serve_features
-                 (+ unique_ids for SQuAD).
+                 of length seq_length (run_classifier / run_squad records; multiple choice:
+                 num_choices * seq_length) -> as serve_features (+ unique_ids for SQuAD).
 Feature inputs are checked in the graph (shapes agree, 1 <= seq <= max_position_embeddings,
 ids inside the vocabulary and type vocabulary, mask 0/1): a bad request fails with an
 InvalidArgument error naming the input, never a crash.
@@ -21,7 +22,7 @@ def check_features(features, config):
     """Asserts (in the graph) that client features (any int dtype) fit the model; returns them
     as int32 (checked before the cast, so int64 values cannot wrap into range)."""
     ids, mask, segments = (features[k] for k in names.FEATURE_KEYS)
-    seq = tf.shape(ids)[1]
+    seq = tf.shape(ids)[-1]
 
     def limit(value):
         return tf.constant(value, ids.dtype)
@@ -62,11 +63,10 @@ def checked_inputs(values, specs):
 class ServingModule(tf.Module):
     """Holds a ServingTask and builds its signature functions."""
 
-    def __init__(self, task, config, seq_length):
+    def __init__(self, task, config):
         super().__init__(name="bert_serving")
         self.task = task
         self._config = config
-        self._seq_length = int(seq_length)
 
     def signatures(self, text=True):
         """{signature name: concrete function} for tf.saved_model.save.
@@ -74,7 +74,8 @@ class ServingModule(tf.Module):
         The signatures share one traced model function (the SavedModel stores the encoder graph
         once). No function is an attribute of the module: tf.saved_model.save would trace it a
         second time."""
-        specs = {k: tf.TensorSpec([None, None], tf.int32, name=k) for k in names.FEATURE_KEYS}
+        shape = self.task.feature_shape()
+        specs = {k: tf.TensorSpec(shape, tf.int32, name=k) for k in names.FEATURE_KEYS}
         predict = tf.function(self.task.predict, input_signature=[specs], autograph=False)
         out = {names.SERVE_FEATURES: self._features_function(predict).get_concrete_function(),
                names.SERVE_EXAMPLES: self._examples_function(predict).get_concrete_function()}
@@ -83,7 +84,7 @@ class ServingModule(tf.Module):
         return out
 
     def _text_function(self, predict):
-        specs = [tf.TensorSpec([None], tf.string, name=n) for n in self.task.text_names]
+        specs = self.task.text_specs()
 
         @tf.function(input_signature=specs, autograph=False)
         def serve_text(*texts):
@@ -92,7 +93,8 @@ class ServingModule(tf.Module):
         return serve_text
 
     def _features_function(self, predict):
-        specs = [tf.TensorSpec([None, None], tf.int32, name=k) for k in names.FEATURE_KEYS]
+        shape = self.task.feature_shape()
+        specs = [tf.TensorSpec(shape, tf.int32, name=k) for k in names.FEATURE_KEYS]
 
         @tf.function(input_signature=specs, autograph=False)
         def serve_features(input_ids, input_mask, segment_ids):
@@ -103,7 +105,7 @@ class ServingModule(tf.Module):
         return serve_features
 
     def _examples_function(self, predict):
-        spec = {k: tf.io.FixedLenFeature([self._seq_length], tf.int64)
+        spec = {k: tf.io.FixedLenFeature(self.task.example_shape(), tf.int64)
                 for k in names.FEATURE_KEYS}
         squad = self.task.kind == "squad"
         if squad:

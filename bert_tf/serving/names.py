@@ -1,5 +1,8 @@
-"""Names shared by the exporter, the warm-up writer and clients: signatures, feature keys,
-files of the export layout."""
+"""Names shared by the exporter, the warm-up writer, runners and clients: tasks, signatures,
+feature keys, files of the export layout. (No TensorFlow import: runners define flags with it.)"""
+
+TASKS = ("classifier", "regression", "squad", "tagger", "encoder", "multiple_choice",
+         "fill_mask")
 
 SERVING_DEFAULT = "serving_default"
 SERVE_FEATURES = "serve_features"

@@ -4,17 +4,17 @@ A ServingTask turns raw strings into BERT features (in-graph tokenization, exact
 FullTokenizer's) and model outputs into the outputs clients read. It is a tf.Module so the
 SavedModel tracks its tokenizer (vocabulary asset, id -> token table) and the model.
 
-Tasks ("kind"): classifier, regression, squad, tagger, encoder. All outputs are float32, int32,
-int64 or string; offsets are byte offsets into the UTF-8 request strings, [start, end), -1
-where a position has no text ([CLS], [SEP], padding, or for SQuAD the question).
+Tasks ("kind"): classifier, regression, squad, tagger, encoder here; multiple_choice and
+fill_mask in their own modules. All outputs are float32, int32, int64, bool or string; offsets
+are byte offsets into the UTF-8 request strings, [start, end), -1 where a position has no text
+([CLS], [SEP], padding, or for SQuAD the question).
 """
 
 import tensorflow as tf
 
+from bert_tf.serving.names import TASKS
 from bert_tf.serving.span import best_span
 from bert_tf.tokenization import packing, vocab as _vocab
-
-TASKS = ("classifier", "regression", "squad", "tagger", "encoder")
 
 
 def _float32(x):
@@ -25,12 +25,13 @@ def _strings(values):
     return tf.constant([str(v) for v in values], tf.string)
 
 
-def _run(predict, features):
+def _run(predict, features, sequence_outputs=True):
     """predict(features), with the sequence length of the features (when static) restored on
-    [B, S, ...] outputs: a shared model function traced for any length loses it."""
+    [B, S, ...] outputs (sequence_outputs: every output of rank >= 2 is per token): a shared
+    model function traced for any length loses it."""
     seq = features["input_ids"].shape[1]
     out = predict(features)
-    if seq is None:
+    if seq is None or not sequence_outputs:
         return out
     return {k: tf.ensure_shape(v, [v.shape[0], seq] + v.shape[2:])
             if v.shape.rank >= 2 and v.shape[1] is None else v for k, v in out.items()}
@@ -38,10 +39,12 @@ def _run(predict, features):
 
 class ServingTask(tf.Module):
     """Base class. Subclasses set `kind` and `text_names` and implement encode() and
-    outputs(); text_outputs() defaults to outputs()."""
+    outputs(); text_outputs() defaults to outputs(). Features are int [B, S] unless a task
+    says otherwise (feature_shape, example_shape, text_specs)."""
 
     kind = None
     text_names = ("text_a",)
+    sequence_outputs = True     # model outputs of rank >= 2 are [B, S, ...]
 
     def __init__(self, model, seq_length, name=None):
         super().__init__(name=name or f"{self.kind}_task")
@@ -54,6 +57,18 @@ class ServingTask(tf.Module):
         """The model's outputs on int32 features, in float32."""
         outputs = self.model(dict(features), training=False)
         return {k: _float32(v) for k, v in outputs.items() if k != "encoder_outputs"}
+
+    def text_specs(self):
+        """TensorSpecs of serving_default's inputs, in text_names order."""
+        return [tf.TensorSpec([None], tf.string, name=n) for n in self.text_names]
+
+    def feature_shape(self):
+        """Shape of each int feature of serve_features (and of the model function)."""
+        return [None, None]
+
+    def example_shape(self):
+        """FixedLenFeature shape of each int64 feature of serve_examples' tf.Examples."""
+        return [self.seq_length]
 
     def encode(self, texts):
         """texts: tuple of tf.string [B] in text_names order -> (features, extras)."""
@@ -68,11 +83,12 @@ class ServingTask(tf.Module):
     def serve_text(self, texts, predict=None):
         """Raw text -> text outputs; `predict` (default self.predict) runs the model."""
         features, extras = self.encode(texts)
-        predictions = _run(predict or self.predict, features)
+        predictions = _run(predict or self.predict, features, self.sequence_outputs)
         return self.text_outputs(predictions, features, extras, texts)
 
     def serve_features(self, features, predict=None):
-        return self.outputs(_run(predict or self.predict, features), features)
+        return self.outputs(_run(predict or self.predict, features, self.sequence_outputs),
+                            features)
 
     def warmup_texts(self):
         """{input name: list of strings} for the warm-up requests: a short and a long row."""
@@ -293,18 +309,32 @@ class SquadTask(ServingTask):
 
 
 def make_task(kind, model, vocab_tokens, lower_case, seq_length, labels=None, text_pair=False,
-              max_query_length=64, max_answer_length=30):
+              max_query_length=64, max_answer_length=30, num_choices=None, top_k=5,
+              include_special_tokens=False):
     """The ServingTask of `kind` for `model`, checking that they fit together."""
-    from bert_tf.model import (BertClassifier, BertEncoder, BertSpanLabeler,
-                               BertTokenClassifier)
+    from bert_tf.model import (BertClassifier, BertEncoder, BertMultipleChoice, BertPretrainer,
+                               BertSpanLabeler, BertTokenClassifier)
     expected = {"classifier": BertClassifier, "regression": BertClassifier,
                 "squad": BertSpanLabeler, "tagger": BertTokenClassifier,
-                "encoder": (BertEncoder, BertClassifier, BertSpanLabeler, BertTokenClassifier)}
+                "multiple_choice": BertMultipleChoice, "fill_mask": BertPretrainer,
+                "encoder": (BertEncoder, BertClassifier, BertSpanLabeler, BertTokenClassifier,
+                            BertMultipleChoice, BertPretrainer)}
     if kind not in TASKS:
         raise ValueError(f"unknown task {kind!r}: use one of {', '.join(TASKS)}")
     if not isinstance(model, expected[kind]):
-        raise ValueError(f"task {kind!r} needs a {_names(expected[kind])}, "
+        hint = (" (the masked-LM head of a pre-training checkpoint; an encoder alone cannot "
+                "fill masks)" if kind == "fill_mask" else "")
+        raise ValueError(f"task {kind!r} needs a {_names(expected[kind])}{hint}, "
                          f"got {type(model).__name__}")
+    if num_choices is not None and kind != "multiple_choice":
+        raise ValueError(f"num_choices applies to task 'multiple_choice' only, not {kind!r}")
+    if kind == "multiple_choice":
+        from bert_tf.serving.multiple_choice import MultipleChoiceTask
+        return MultipleChoiceTask(model, vocab_tokens, lower_case, seq_length, num_choices)
+    if kind == "fill_mask":
+        from bert_tf.serving.fill_mask import FillMaskTask
+        return FillMaskTask(model, vocab_tokens, lower_case, seq_length, top_k,
+                            include_special_tokens)
     if kind == "encoder":
         encoder = model if isinstance(model, BertEncoder) else model.encoder
         return EncoderTask(encoder, vocab_tokens, lower_case, seq_length, text_pair)

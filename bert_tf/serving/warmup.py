@@ -23,9 +23,10 @@ def _protos():
 
 
 def feature_example(features, row):
-    """The serialized tf.Example of row `row` of int features (run_classifier's layout)."""
+    """The serialized tf.Example of row `row` of int features (run_classifier's layout; a
+    multiple-choice row [N, S] is flattened choice-major, as serve_examples reads it)."""
     fields = {k: tf.train.Feature(int64_list=tf.train.Int64List(
-        value=np.asarray(features[k][row]).astype(np.int64).tolist()))
+        value=np.asarray(features[k][row]).astype(np.int64).reshape(-1).tolist()))
         for k in names.FEATURE_KEYS}
     return tf.train.Example(features=tf.train.Features(feature=fields)).SerializeToString()
 
