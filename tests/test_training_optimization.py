@@ -63,6 +63,21 @@ def test_adamw_matches_google_research_over_several_steps_and_sparse_gradients()
     np.testing.assert_allclose(table.numpy(), w, rtol=2e-5, atol=1e-6)   # float32 beta_2, as above
 
 
+def test_adamw_torch_is_bias_corrected_like_torch_optim_adamw():
+    kernel = keras.Variable(np.array([[1.0, -2.0]], np.float32), name="kernel")
+    opt = create_optimizer(0.01, 1000, 0, optimizer="adamw_torch")
+    w, m, v = kernel.numpy().astype(np.float64), np.zeros((1, 2)), np.zeros((1, 2))
+    for t, g in enumerate(([[0.5, -0.1]], [[0.2, 0.3]]), start=1):
+        lr = 0.01 * (1 - (t - 1) / 1000)                  # the linear decay of step t - 1
+        opt.apply([np.array(g, np.float32)], [kernel])
+        # torch.optim.AdamW: decoupled decay, then bias-corrected moments, eps 1e-8.
+        w = w - lr * 0.01 * w
+        m = 0.9 * m + 0.1 * np.array(g)
+        v = 0.999 * v + 0.001 * np.array(g) ** 2
+        w = w - lr * (m / (1 - 0.9 ** t)) / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-8)
+    np.testing.assert_allclose(kernel.numpy(), w, rtol=1e-5)
+
+
 def test_create_optimizer_excludes_layer_norm_and_bias_by_path():
     import bert_tf
     encoder = bert_tf.BertEncoder(bert_tf.BertConfig.from_preset("L-1_H-32_A-2", vocab_size=20))

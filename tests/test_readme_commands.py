@@ -1,0 +1,224 @@
+"""The README's commands (and the quickstart's) name scripts that exist and flags they define.
+
+Commands are read from README.md's ```bash blocks (continuation lines joined, comments
+dropped). For `python SCRIPT` / `python -m MODULE`, the flags a script defines are what the
+script itself lists with --helpfull (absl: shared definitions of bert_tf/flags.py included) or
+--help (argparse), run in a subprocess; nothing is trained.
+"""
+
+import concurrent.futures
+import functools
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+README = REPO / "README.md"
+
+# Programs README commands may call besides python/bash: external tools, shell built-ins.
+EXTERNAL = {"pip", "pip3", "curl", "tensorflow_model_server", "saved_model_cli", "tensorboard",
+            "docker", "export", "cd", "mkdir", "ls", "cat", "head", "tail", "gsutil"}
+_FLAG_IN_HELP = re.compile(r"^\s*(?:-\w, )?--(\[no\])?([A-Za-z_][\w-]*)", re.M)
+_ARGPARSE_FLAG = re.compile(r"(?<![\w-])--(\[no\])?([A-Za-z_][\w-]*)")
+
+
+def bash_blocks(text):
+    """(line number, block text) of each ```bash / ```sh / ```shell block."""
+    blocks = []
+    for m in re.finditer(r"^```(?:bash|sh|shell)[ \t]*\n(.*?)^```", text, re.M | re.S):
+        blocks.append((text.count("\n", 0, m.start()) + 2, m.group(1)))
+    return blocks
+
+
+def commands_of(block, first_line):
+    """[(line number, argv)] of a shell block: continuations and multi-line quoted strings
+    joined, comments removed, and `a && b`, `a; b`, `a | b` split into their commands."""
+    out, pending, start = [], "", None
+    for offset, line in enumerate(block.splitlines()):
+        if start is None:
+            start = first_line + offset
+        if line.rstrip().endswith("\\"):
+            pending += line.rstrip()[:-1] + " "
+            continue
+        pending += line
+        try:
+            tokens = shlex.split(pending, comments=True)
+        except ValueError:          # a quoted string (e.g. JSON) continues on the next line
+            pending += "\n"
+            continue
+        current = []
+        for token in tokens + [";"]:
+            if token in ("&&", "||", ";", "|"):
+                if current:
+                    out.append((start, current))
+                current = []
+            else:
+                current.append(token)
+        pending, start = "", None
+    return out
+
+
+def readme_commands():
+    text = README.read_text(encoding="utf-8")
+    return [cmd for line, block in bash_blocks(text) for cmd in commands_of(block, line)]
+
+
+def strip_env(argv):
+    """argv without leading VAR=value assignments."""
+    i = 0
+    while i < len(argv) and re.match(r"^[A-Za-z_]\w*=", argv[i]):
+        i += 1
+    return argv[i:]
+
+
+def target_of(argv):
+    """("script", path) | ("module", name) | ("code", None) | ("bash", path) | ("external",
+    program) for a command, and the arguments after the target."""
+    argv = strip_env(argv)
+    program = argv[0]
+    if program in ("python", "python3"):
+        if argv[1] == "-m":
+            return ("module", argv[2]), argv[3:]
+        if argv[1] == "-c":
+            return ("code", None), []
+        return ("script", argv[1]), argv[2:]
+    if program == "bash":
+        return ("bash", argv[1]), argv[2:]
+    return ("external", program), argv[1:]
+
+
+def used_flags(args):
+    return sorted({a[2:].split("=", 1)[0] for a in args if a.startswith("--") and len(a) > 2})
+
+
+def _source_file(kind, name):
+    if kind == "script":
+        return REPO / name
+    base = REPO.joinpath(*name.split("."))
+    return base.with_suffix(".py") if base.with_suffix(".py").exists() else base / "__main__.py"
+
+
+@functools.lru_cache(maxsize=None)
+def defined_flags(kind, name):
+    """(flags, boolean flags) a script or module defines, from its own help output: absl's
+    --helpfull (every flag defined in the process, shared ones included) or argparse's --help."""
+    absl = "from absl import" in _source_file(kind, name).read_text(encoding="utf-8")
+    base = [sys.executable] + ([str(REPO / name)] if kind == "script" else ["-m", name])
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    run = subprocess.run(base + ["--helpfull" if absl else "--help"], capture_output=True,
+                         text=True, cwd=REPO, env=env, timeout=300)
+    help_text = run.stdout
+    if absl:   # absl prints the docstring, then "flags:" and each module's flags; exit code 1
+        ok = run.returncode == 1 and "\nflags:\n" in help_text
+        help_text = help_text.split("\nflags:\n", 1)[-1]
+    else:
+        ok = run.returncode == 0
+    assert ok, f"{name} {'--helpfull' if absl else '--help'} failed:\n{run.stderr[-2000:]}"
+    pattern = _FLAG_IN_HELP if absl else _ARGPARSE_FLAG
+    flags, bools = set(), set()
+    for negatable, flag in pattern.findall(help_text):
+        flags.add(flag)
+        if negatable:
+            bools.add(flag)
+    flags.update({"help", "helpfull", "helpshort", "flagfile"} if absl else {"help"})
+    return frozenset(flags), frozenset(bools)
+
+
+def unknown_flags(kind, name, args):
+    flags, bools = defined_flags(kind, name)
+    return [f for f in used_flags(args)
+            if f not in flags and not (f.startswith("no") and f[2:] in bools)]
+
+
+def _module_exists(name):
+    parts = name.split(".")
+    base = REPO.joinpath(*parts)
+    return base.with_suffix(".py").exists() or (base / "__main__.py").exists()
+
+
+COMMANDS = readme_commands()
+PYTHON_TARGETS = sorted({target_of(argv)[0] for _, argv in COMMANDS
+                         if target_of(argv)[0][0] in ("script", "module")})
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _warm_help_cache():
+    """Collects every target's help output once, two at a time."""
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        list(pool.map(lambda t: defined_flags(*t), PYTHON_TARGETS))
+
+
+def test_readme_starts_with_the_two_commands():
+    first_line, first_block = bash_blocks(README.read_text(encoding="utf-8"))[0]
+    argvs = [argv for _, argv in commands_of(first_block, first_line)]
+    assert argvs[:2] == [["bash", "quickstart.sh"], ["bash", "run_tests.sh"]]
+
+
+def test_readme_documents_every_runner():
+    runners = sorted(p.name for p in REPO.glob("*.py"))
+    used = {name for (kind, name) in PYTHON_TARGETS if kind == "script"}
+    assert set(runners) <= used, f"runners without a README command: {set(runners) - used}"
+
+
+@pytest.mark.parametrize("line,argv", COMMANDS,
+                         ids=[f"line{line}-{' '.join(strip_env(a)[:2])}" for line, a in COMMANDS])
+def test_command_target_exists_and_flags_are_defined(line, argv):
+    (kind, name), args = target_of(argv)
+    if kind == "external":
+        assert name in EXTERNAL, f"README line {line}: unknown program {name!r} in {argv}"
+        return
+    if kind == "code":
+        return
+    if kind in ("script", "bash"):
+        assert (REPO / name).is_file(), f"README line {line}: {name} does not exist"
+    if kind == "module":
+        assert _module_exists(name), f"README line {line}: no module {name} in the repository"
+    if kind in ("script", "module"):
+        bad = unknown_flags(kind, name, args)
+        assert not bad, f"README line {line}: {name} defines no flag(s) {bad}"
+
+
+def test_quickstart_commands_use_defined_flags(tmp_path):
+    """The main job's stage commands, built without running them, use only real flags."""
+    from bert_tf.quickstart.pipeline import Pipeline
+    stages = list(Pipeline(str(tmp_path / "out")).stages())
+    assert len(stages) >= 10
+    for stage in stages:
+        (kind, name), args = target_of(["python"] + stage.argv)
+        if kind == "script":
+            name = os.path.relpath(os.path.abspath(name), REPO)
+        if kind in ("script", "module"):
+            assert not unknown_flags(kind, name, args), (stage.name, stage.display())
+
+
+def test_readme_shows_the_quickstart_commands_as_it_runs_them():
+    """Each stage of the main job (with its default output folder) is a README command, word for
+    word; the configuration stage's vocabulary size is computed, so only its target is compared."""
+    from bert_tf.quickstart.pipeline import Pipeline
+    shown = [strip_env(argv)[1:] for _, argv in COMMANDS if strip_env(argv)[0] == "python"]
+    for stage in Pipeline("quickstart_out").stages():
+        argv = list(stage.argv)
+        if argv[0] == "-c":
+            assert any(a[0] == "-c" and "from_preset(" in a[1] for a in shown)
+            continue
+        if argv[0] != "-m":
+            argv[0] = os.path.relpath(os.path.abspath(argv[0]), REPO)
+        assert argv in shown, f"stage {stage.name}: README lacks `python {shlex.join(argv)}`"
+
+
+def test_parsing_of_shell_blocks():
+    text = ("intro\n```bash\nTF_CONFIG='{\"a\": 1}' python run_x.py --a=1 \\\n  --nob  # c\n"
+            "bash go.sh && curl -d '{\n}' http://h\n```\n")
+    (line, block), = bash_blocks(text)
+    commands = commands_of(block, line)
+    assert [argv for _, argv in commands] == [
+        ["TF_CONFIG={\"a\": 1}", "python", "run_x.py", "--a=1", "--nob"],
+        ["bash", "go.sh"], ["curl", "-d", "{\n}", "http://h"]]
+    assert [n for n, _ in commands] == [3, 5, 5]
+    assert target_of(commands[0][1]) == (("script", "run_x.py"), ["--a=1", "--nob"])
+    assert used_flags(["--a=1", "--nob", "x", "--"]) == ["a", "nob"]
