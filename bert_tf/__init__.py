@@ -4,10 +4,11 @@ Top-level names load on first use, so `import bert_tf.data...` or `bert_tf.token
 worker process does not pull in TensorFlow and Keras.
 """
 
-import importlib
 import os as _os
 
 _os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+
+from bert_tf._lazy import lazy_exports  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -25,13 +26,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'bert_tf' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(list(globals()) + list(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -29,9 +29,8 @@ def _swag_reference():
 
 
 def _special_ids():
-    from bert_tf.jobs.fill_mask import _SPECIAL_RE
-    vocab = support.full_tokenizer().vocabulary.id_to_token
-    return [i for i, t in enumerate(vocab) if _SPECIAL_RE.match(t)]
+    from bert_tf.jobs.fill_mask import special_token_ids
+    return special_token_ids(support.full_tokenizer().vocabulary.id_to_token)
 
 
 def _fill_mask_reference(model, texts):

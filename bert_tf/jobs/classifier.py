@@ -19,7 +19,6 @@ import numpy as np
 from bert_tf import fileio
 from bert_tf.jobs.common import (build_trainer, check_vocab_size, export_model, record_eval,
                                  start, write_eval_summary)
-from bert_tf.jobs.common import default_vocab_file  # noqa: F401  (bert_tf.serving.job uses it)
 from bert_tf.jobs.finetune import (FinetuneOptions, cross_entropy, predict_logits, preempted,
                                    softmax, train_or_restore, train_steps)
 from bert_tf.metrics.results import read_eval_results, write_eval_results

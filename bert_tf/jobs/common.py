@@ -199,12 +199,14 @@ def build_trainer(opts, strategy, build_model, task, num_train_steps=1, num_warm
     return Setup(model, trainer, report)
 
 
-def arrays_dataset_fn(make_dataset, arrays, global_batch_size, is_training, seed=None):
-    """The Trainer's dataset_fn(input_context) for make_dataset(arrays, per-replica batch,
-    is_training, seed=, input_context=), e.g. tagging_dataset or swag_dataset."""
+def arrays_dataset_fn(arrays, global_batch_size, is_training, seed=None):
+    """The Trainer's dataset_fn(input_context) over in-memory feature arrays
+    (bert_tf.data.arrays.arrays_dataset at the per-replica batch size)."""
+    from bert_tf.data.arrays import arrays_dataset
+
     def fn(input_context):
         batch = input_context.get_per_replica_batch_size(global_batch_size)
-        return make_dataset(arrays, batch, is_training, seed=seed, input_context=input_context)
+        return arrays_dataset(arrays, batch, is_training, seed=seed, input_context=input_context)
     return fn
 
 

@@ -29,6 +29,11 @@ MASK = "[MASK]"
 _SPECIAL_RE = re.compile(r"^\[(PAD|CLS|SEP|MASK|UNK|unused\d+)\]$")
 
 
+def special_token_ids(vocab_tokens):
+    """Ids of [PAD], [CLS], [SEP], [MASK], [UNK] and [unusedN]: never offered as fill-ins."""
+    return [i for i, token in enumerate(vocab_tokens) if _SPECIAL_RE.match(token)]
+
+
 class MissingHeadError(ValueError):
     """The checkpoint has no masked-LM head."""
 
@@ -179,8 +184,7 @@ def predict(opts, tokenizer=None, model=None):
     if model is None:
         tokenizer, model = load(opts)
     vocab = tokenizer.vocabulary.id_to_token
-    excluded = [] if opts.include_special_tokens else [
-        i for i, t in enumerate(vocab) if _SPECIAL_RE.match(t)]
+    excluded = [] if opts.include_special_tokens else special_token_ids(vocab)
     # A model whose vocab_size exceeds the vocabulary file (padded tables) has ids no token
     # names: never predict them.
     excluded += list(range(len(vocab), opts.config.vocab_size))

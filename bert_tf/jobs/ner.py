@@ -119,9 +119,7 @@ class NerData:
                     f"; entities {dict(sorted(counts.items()))}" if counts else "")
 
     def dataset_fn(self, global_batch_size, is_training, seed=None):
-        from bert_tf.data.ner.dataset import tagging_dataset
-        return arrays_dataset_fn(tagging_dataset, self.features.arrays, global_batch_size,
-                                 is_training, seed)
+        return arrays_dataset_fn(self.features.arrays, global_batch_size, is_training, seed)
 
 
 def predict_tags(trainer, data, batch_size, what):

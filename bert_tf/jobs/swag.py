@@ -69,8 +69,7 @@ class SwagData:
                     opts.max_seq_length, time.perf_counter() - start)
 
     def dataset_fn(self, global_batch_size, is_training, seed=None):
-        from bert_tf.data.swag.dataset import swag_dataset
-        return arrays_dataset_fn(swag_dataset, self.arrays, global_batch_size, is_training, seed)
+        return arrays_dataset_fn(self.arrays, global_batch_size, is_training, seed)
 
     def logits(self, trainer, batch_size, what):
         """[N, C] float64 logits in example order."""

@@ -8,7 +8,7 @@ tf.Example). Names load on first use, so `bert_tf.serving.graph_ops` can be used
 that never imports tensorflow_text.
 """
 
-import importlib
+from bert_tf._lazy import lazy_exports
 
 _EXPORTS = {
     "export": "bert_tf.serving.exporter",
@@ -23,9 +23,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'bert_tf.serving' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -18,13 +18,9 @@ import numbers
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.jobs.fill_mask import special_token_ids
 from bert_tf.serving.tasks import ServingTask, _tokenizer
 from bert_tf.tokenization import packing, vocab as _vocab
-
-
-def _special_token_ids(vocab_tokens):
-    from bert_tf.jobs.fill_mask import _SPECIAL_RE
-    return [i for i, token in enumerate(vocab_tokens) if _SPECIAL_RE.match(token)]
 
 
 def _mask_positions(input_ids, input_mask, mask_id):
@@ -60,7 +56,7 @@ class FillMaskTask(ServingTask):
         excluded = np.zeros(model.config.vocab_size, bool)
         excluded[len(vocab_tokens):] = True           # no token string to return
         if not self.include_special_tokens:
-            excluded[_special_token_ids(vocab_tokens)] = True
+            excluded[special_token_ids(vocab_tokens)] = True
         self.top_k = min(int(top_k), int((~excluded).sum()))
         self._excluded = excluded
 
