@@ -48,7 +48,8 @@ def run_ours(a, train, dev, out):
            f"--eval_file={dev}", f"--init_checkpoint={minilm_dir()}", "--do_train", "--do_eval",
            f"--output_dir={out}", "--max_seq_length=128", f"--train_batch_size={a.batch}",
            "--eval_batch_size=32", f"--learning_rate={a.lr}", f"--num_train_epochs={a.epochs}",
-           "--iterations_per_loop=20", "--save_checkpoints_steps=100000", f"--seed={a.seed}"]
+           "--iterations_per_loop=20", "--save_checkpoints_steps=100000", f"--seed={a.seed}",
+           f"--optimizer={a.optimizer}"]
     subprocess.run(cmd, check=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2",
                                              PYTHONPATH=str(REPO)))
     sys.path.insert(0, str(REPO))
@@ -82,6 +83,8 @@ def main():
     ap.add_argument("--lr", type=float, default=1e-4)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--optimizer", default="adamw_torch",
+                    help="torch.optim.AdamW semantics, as the HF reference recipe uses")
     ap.add_argument("--only", choices=("ours", "hf"))
     a = ap.parse_args()
     work = Path(a.work_dir)
@@ -90,7 +93,8 @@ def main():
     n_train = head_sentences(shared_path("data/conll2003/eng.train"), train, a.train_sentences)
     n_dev = head_sentences(shared_path("data/conll2003/eng.testa"), dev, a.dev_sentences)
     recipe = {"train_sentences": n_train, "dev_sentences": n_dev, "epochs": a.epochs,
-              "lr": a.lr, "batch": a.batch, "max_seq_length": 128, "seed": a.seed}
+              "lr": a.lr, "batch": a.batch, "max_seq_length": 128, "seed": a.seed,
+              "optimizer": a.optimizer}
     if a.only != "hf":
         out = work / "ours"
         if out.exists():

@@ -60,6 +60,8 @@ def main():
     ap.add_argument("--epochs", type=float, default=2.0)
     ap.add_argument("--lr", type=float, default=1e-4)
     ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--optimizer", default="adamw_torch",
+                    help="torch.optim.AdamW semantics, as the HF reference recipe uses")
     ap.add_argument("--max_seq_length", type=int, default=256)
     ap.add_argument("--doc_stride", type=int, default=144)
     ap.add_argument("extra", nargs="*", help="more run_squad.py flags, after --")
@@ -79,6 +81,7 @@ def main():
            f"--train_batch_size={a.batch}", f"--learning_rate={a.lr}",
            f"--num_train_epochs={a.epochs}", "--predict_batch_size=32",
            "--iterations_per_loop=25", "--save_checkpoints_steps=100",
+           f"--optimizer={a.optimizer}",
            f"--output_dir={work / 'out'}", *a.extra]
     if a.version == 2:
         cmd.append("--version_2_with_negative")

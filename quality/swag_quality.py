@@ -38,6 +38,8 @@ def main():
     ap.add_argument("--epochs", type=float, default=2.0)
     ap.add_argument("--lr", type=float, default=5e-5)
     ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--optimizer", default="adamw_torch",
+                    help="torch.optim.AdamW semantics, as the HF reference recipe uses")
     ap.add_argument("--max_seq_length", type=int, default=64)
     a = ap.parse_args()
     if a.eval_from < a.train_rows:
@@ -58,7 +60,7 @@ def main():
                     f"--output_dir={out}", f"--max_seq_length={a.max_seq_length}",
                     f"--train_batch_size={a.batch}", "--eval_batch_size=32",
                     f"--learning_rate={a.lr}", f"--num_train_epochs={a.epochs}",
-                    "--iterations_per_loop=10"], check=True,
+                    "--iterations_per_loop=10", f"--optimizer={a.optimizer}"], check=True,
                    env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(REPO)))
     sys.path.insert(0, str(REPO))
     from bert_tf.metrics.results import read_eval_results

@@ -1,6 +1,6 @@
 """The quickstart pipeline: stages reused, resumed or redone as their commands say, failures
 reported with their log, console progress lines, and the stages' commands chained together.
-(The whole job, even with --smoke, takes minutes: it is run by quickstart.sh, not here.)"""
+(The whole job runs, with --smoke, in test_quickstart_smoke.py.)"""
 
 import hashlib
 import os

@@ -41,13 +41,15 @@ def test_pack_pair_layout_truncation_and_padding():
 
 
 def test_pack_single_pads_with_zero_and_packs_extras():
-    a = tf.ragged.constant([[7, 8], [9, 9, 9, 9, 9, 9]], tf.int32)
-    starts = tf.ragged.constant([[0, 4], [0, 1, 2, 3, 4, 5]], tf.int64)
+    a = tf.ragged.constant([[7, 8], [9, 9, 9, 9, 9, 9], []], tf.int32)
+    starts = tf.ragged.constant([[0, 4], [0, 1, 2, 3, 4, 5], []], tf.int64)
     out, (packed,) = packing.pack([a], seq_length=5, cls_id=1, sep_id=2, extras=([starts],))
-    assert out["input_ids"].numpy().tolist() == [[1, 7, 8, 2, 0], [1, 9, 9, 9, 2]]
-    assert out["input_mask"].numpy().tolist() == [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]
+    assert out["input_ids"].numpy().tolist() == [[1, 7, 8, 2, 0], [1, 9, 9, 9, 2], [1, 2, 0, 0, 0]]
+    assert out["input_mask"].numpy().tolist() == [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1],
+                                                  [1, 1, 0, 0, 0]]
     assert out["segment_ids"].numpy().sum() == 0
-    assert packed.numpy().tolist() == [[-1, 0, 4, -1, -1], [-1, 0, 1, 2, -1]]
+    assert packed.numpy().tolist() == [[-1, 0, 4, -1, -1], [-1, 0, 1, 2, -1],
+                                       [-1, -1, -1, -1, -1]]
 
 
 def test_pack_rejects_too_short_sequences():

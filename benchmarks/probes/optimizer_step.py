@@ -2,7 +2,9 @@
 gradients), to A/B optimizer implementations between two checkouts:
 
   python3 benchmarks/probes/optimizer_step.py /path/to/checkout_a
-  python3 benchmarks/probes/optimizer_step.py /path/to/checkout_b
+  python3 benchmarks/probes/optimizer_step.py /path/to/checkout_b [--jit]
+
+--jit compiles the apply() with XLA (jit_compile=True) instead of running its ops one by one.
 """
 
 import os
@@ -32,7 +34,7 @@ def main():
     optimizer.build(variables)
     grads = [tf.random.normal(v.shape, seed=i) * 1e-3 for i, v in enumerate(variables)]
 
-    @tf.function
+    @tf.function(jit_compile="--jit" in sys.argv)
     def step():
         optimizer.apply(grads, variables)
 
@@ -43,7 +45,7 @@ def main():
         start = time.perf_counter()
         step()
         times.append(time.perf_counter() - start)
-    print(f"{bert_tf.__file__}: rss before {before:.0f} MiB, peak {peak_mib():.0f} MiB, "
+    print(f"{bert_tf.__file__} jit={'--jit' in sys.argv}: rss before {before:.0f} MiB, peak {peak_mib():.0f} MiB, "
           f"apply {np.median(times):.2f} s (median of 3)")
 
 

