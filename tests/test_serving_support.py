@@ -200,10 +200,17 @@ def classifier_features(texts_a, texts_b=None, seq_length=SEQ):
             "segment_ids": as_array(segments)}
 
 
-def keras_outputs(model, features):
-    """The in-process Keras model's outputs (numpy) on int32 features."""
+def keras_outputs(model, features, graph=False):
+    """The in-process Keras model's outputs (numpy) on int32 features; with graph=True traced
+    in a tf.function, as the exporter does. Mixed-precision comparisons need that: on CPUs with
+    native bfloat16 (AVX512-BF16), graphs get oneDNN's fused matmul+bias kernels, which round
+    once where eager op-by-op execution rounds after each op (1 bf16 ulp apart)."""
     import tensorflow as tf
-    out = model({k: tf.constant(v) for k, v in features.items()}, training=False)
+    inputs = {k: tf.constant(v) for k, v in features.items()}
+    if graph:
+        out = tf.function(lambda x: model(x, training=False))(inputs)
+    else:
+        out = model(inputs, training=False)
     return {k: np.asarray(v) for k, v in out.items() if k != "encoder_outputs"}
 
 

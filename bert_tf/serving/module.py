@@ -47,8 +47,10 @@ def check_features(features, config):
         tf.debugging.assert_equal(tf.reduce_all((mask == 0) | (mask == 1)), True,
                                   message="input_mask must hold only 0 and 1"),
     ]
+    # tf.cast of an int32 tensor returns that same tensor and makes no op, so the identity is
+    # what carries the control dependency: without it the embedding gather could run first.
     with tf.control_dependencies(checks):
-        return {k: tf.cast(features[k], tf.int32) for k in names.FEATURE_KEYS}
+        return {k: tf.identity(tf.cast(features[k], tf.int32)) for k in names.FEATURE_KEYS}
 
 
 def checked_inputs(values, specs):
