@@ -48,6 +48,10 @@ flags.DEFINE_bool("version_2_with_negative", False,
 flags.DEFINE_float("null_score_diff_threshold", 0.0,
                    "SQuAD 2.0: predict no answer when null score - best non-null score exceeds "
                    "this.")
+flags.DEFINE_enum("epochs_over", "examples", ["examples", "features"],
+                  "What --num_train_epochs counts: questions (google-research: steps = "
+                  "examples / batch x epochs, fewer passes than epochs when contexts span several "
+                  "windows) or windowed features (HuggingFace: full passes over every window).")
 flags.DEFINE_bool("skip_bad_examples", False,
                   "Skip (and count) malformed questions instead of stopping with an error.")
 
@@ -60,7 +64,7 @@ def main(argv):
     opts = SquadOptions(**common.finetune_options(
         "train_file", "predict_file", "doc_stride", "max_query_length", "n_best_size",
         "max_answer_length", "verbose_logging", "version_2_with_negative",
-        "null_score_diff_threshold", "skip_bad_examples"))
+        "null_score_diff_threshold", "skip_bad_examples", "epochs_over"))
     result = run(opts, common.runtime_from_flags())
     print("\n".join(summary_lines(result, predictions=lambda predicted: (
         f"{predicted['num_examples']} questions -> {predicted['files']['predictions']}"))))

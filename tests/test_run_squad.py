@@ -224,6 +224,23 @@ def test_squad_2_outputs_null_odds_and_the_v2_metrics(synthetic, tmp_path):
     assert all(_read_json(out / "predictions.json").values())
 
 
+def test_epochs_over_features_makes_full_passes_over_every_window(tmp_path):
+    """--epochs_over=features sizes training as HuggingFace does (one epoch = every window once);
+    the default counts questions, as google-research does."""
+    keras.utils.set_random_seed(0)
+    train = slice_squad(shared_path("data/squad/train-v1.1.first44articles.json"),
+                        tmp_path / "train.json", 8)
+    opts = SquadOptions(
+        config=tiny_config(30522, seq=128), vocab_file=str(minilm_dir() / "vocab.txt"),
+        output_dir=str(tmp_path / "out"), train_file=train, do_train=True, max_seq_length=128,
+        doc_stride=64, train_batch_size=4, num_train_epochs=1.0, iterations_per_loop=4,
+        epochs_over="features")
+    result = run(opts, tf.distribute.get_strategy())
+    windows = sum(1 for _ in tf.data.TFRecordDataset(str(tmp_path / "out" / "train.tf_record")))
+    assert windows > 8                                      # long contexts: several windows each
+    assert result["train"]["step"] == windows // 4
+
+
 def test_training_examples_are_shuffled_with_the_original_seed(synthetic, tmp_path):
     opts = _options(tmp_path, synthetic["vocab"], train_file=synthetic["train"], do_train=True)
     os.makedirs(opts.output_dir)
@@ -275,6 +292,7 @@ def test_malformed_question_is_named_or_skipped_on_request(synthetic, tmp_path):
      "--do_lower_case=False does not match"),
     (dict(doc_stride=0), "doc_stride must be >= 1"),
     (dict(n_best_size=0), "n_best_size must be >= 1"),
+    (dict(epochs_over="windows"), "--epochs_over must be examples or features"),
 ])
 def test_invalid_options_are_rejected_with_the_original_messages(synthetic, tmp_path, change,
                                                                  message):

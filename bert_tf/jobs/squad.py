@@ -43,6 +43,7 @@ class SquadOptions(FinetuneOptions):
     version_2_with_negative: bool = False
     null_score_diff_threshold: float = 0.0
     skip_bad_examples: bool = False
+    epochs_over: str = "examples"   # or "features": one epoch = one pass over every window
 
     serving_task = "squad"
 
@@ -52,6 +53,9 @@ class SquadOptions(FinetuneOptions):
         from bert_tf.metrics import squad as squad_metrics
         from bert_tf.tokenization import validate_case_matches_checkpoint
         validate_case_matches_checkpoint(self.do_lower_case, self.init_checkpoint)
+        if self.epochs_over not in ("examples", "features"):
+            raise ValueError(f"--epochs_over must be examples or features, got "
+                             f"{self.epochs_over!r}")
         if not self.vocab_file:
             raise ValueError("--vocab_file is required")
         if not fileio.exists(self.vocab_file):
@@ -267,7 +271,10 @@ def run(opts, strategy):
     steps, warmup, train_fn, what = 1, 0, None, None
     if opts.do_train:
         num_examples, num_features = prepare_train_features(opts, tokenizer)
-        steps, warmup = train_steps(opts, num_examples)
+        if opts.epochs_over == "features":
+            steps, warmup = train_steps(opts, num_features, "features")
+        else:
+            steps, warmup = train_steps(opts, num_examples)
         what = f"{num_examples} examples, {num_features} features"
         train_fn = _train_dataset_fn(opts, os.path.join(opts.output_dir, TRAIN_RECORD),
                                      opts.train_batch_size)
