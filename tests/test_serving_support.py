@@ -206,11 +206,8 @@ def keras_outputs(model, features, graph=False):
     native bfloat16 (AVX512-BF16), graphs get oneDNN's fused matmul+bias kernels, which round
     once where eager op-by-op execution rounds after each op (1 bf16 ulp apart)."""
     import tensorflow as tf
-    inputs = {k: tf.constant(v) for k, v in features.items()}
-    if graph:
-        out = tf.function(lambda x: model(x, training=False))(inputs)
-    else:
-        out = model(inputs, training=False)
+    call = tf.function(model) if graph else model
+    out = call({k: tf.constant(v) for k, v in features.items()}, training=False)
     return {k: np.asarray(v) for k, v in out.items() if k != "encoder_outputs"}
 
 

@@ -271,10 +271,8 @@ def run(opts, strategy):
     steps, warmup, train_fn, what = 1, 0, None, None
     if opts.do_train:
         num_examples, num_features = prepare_train_features(opts, tokenizer)
-        if opts.epochs_over == "features":
-            steps, warmup = train_steps(opts, num_features, "features")
-        else:
-            steps, warmup = train_steps(opts, num_examples)
+        counted = {"examples": num_examples, "features": num_features}[opts.epochs_over]
+        steps, warmup = train_steps(opts, counted, opts.epochs_over)
         what = f"{num_examples} examples, {num_features} features"
         train_fn = _train_dataset_fn(opts, os.path.join(opts.output_dir, TRAIN_RECORD),
                                      opts.train_batch_size)
