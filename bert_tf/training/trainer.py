@@ -62,6 +62,13 @@ class Trainer:
                 self.checkpoint, self._checkpoint_dir(), max_to_keep=keep_checkpoints,
                 step_counter=self.optimizer.iterations)
         self._grad_fn = tf.function(self._gradients, jit_compile=jit_compile)
+        # With XLA on one replica and no accumulation, gradients and update compile into one
+        # program: XLA frees each gradient once applied instead of returning all of them (peak
+        # RSS of a `base` classification step: -350 MB). Cross-replica all-reduce cannot run
+        # inside an XLA function, so other strategies apply outside it.
+        self.fused_update = (jit_compile and self.accumulation == 1
+                             and self.strategy.num_replicas_in_sync == 1)
+        self._fused_fn = tf.function(self._gradients_and_update, jit_compile=True)
         self._forward_fn = tf.function(self._forward, jit_compile=jit_compile)
         # One function for every predict() call (periodic evaluation would otherwise retrace
         # and recompile each time); shapes are relaxed so variable-length batches share it.
@@ -125,6 +132,11 @@ class Trainer:
         grads = tape.gradient(scaled, self.model.trainable_variables)
         return grads, loss, self._flat_metrics(outputs, features)
 
+    def _gradients_and_update(self, features, denominators):
+        grads, loss, metrics = self._gradients(features, denominators)
+        self.optimizer.apply(grads, self.model.trainable_variables)
+        return loss, metrics
+
     def _flat_metrics(self, outputs, features):
         flat = {}
         for name, (total, count) in self.task.metrics(outputs, features).items():
@@ -135,6 +147,9 @@ class Trainer:
     def _replica_train_step(self, features):
         denominators = {k: tf.cast(v, tf.float32)
                         for k, v in self.task.denominators(features).items()}
+        if self.fused_update:
+            loss, metrics = self._fused_fn(features, denominators)
+            return dict(metrics, loss=loss)
         parts = split_batch(features, self.accumulation) if self.accumulation > 1 else [features]
         grads, loss, metrics = None, 0.0, None
         for micro in parts:
