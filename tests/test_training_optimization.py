@@ -113,3 +113,25 @@ def test_lamb_does_not_adapt_bias_or_layer_norm():
 def test_unknown_optimizer_is_named():
     with pytest.raises(ValueError, match="sgd"):
         create_optimizer(1e-3, 10, 1, optimizer="sgd")
+
+
+@pytest.mark.parametrize("name", ["adamw", "lamb"])
+def test_sparse_gradients_are_clipped_and_applied_as_their_dense_sum(name):
+    """Embedding gradients arrive as IndexedSlices, possibly with repeated rows; the optimisers
+    densify them once before clipping. The result must equal the dense gradient's."""
+    import tensorflow as tf
+    rng = np.random.default_rng(3)
+    start = rng.normal(size=(5, 3)).astype(np.float32)
+    rows = (rng.normal(size=(3, 3)) * 4).astype(np.float32)           # global norm > 1: clipped
+    ids = np.array([1, 4, 1])
+    dense = np.zeros((5, 3), np.float32)
+    np.add.at(dense, ids, rows)
+    results = []
+    for grad in (tf.IndexedSlices(tf.constant(rows), tf.constant(ids), tf.constant([5, 3])),
+                 tf.constant(dense)):
+        table = keras.Variable(start, name="word_embeddings")
+        create_optimizer(0.01, 100, 0, optimizer=name).apply([grad], [table])
+        results.append(table.numpy())
+    assert np.linalg.norm(dense) > 1.0
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-6, atol=1e-7)
+    assert not np.allclose(results[0], start)

@@ -5,6 +5,8 @@ import math
 import keras
 from keras import ops
 
+from bert_tf.model.recompute import attention_probs, recomputed_attention
+
 
 def attention_bias(input_mask, dtype):
     """[B, S] 0/1 mask -> additive bias [B, 1, 1, S]: 0 where attended, -10000 at padding."""
@@ -49,11 +51,11 @@ class SelfAttention(keras.layers.Layer):
         q = self._split_heads(self.query(x) * ops.cast(scale, x.dtype), batch, seq)
         k = self._split_heads(self.key(x), batch, seq)
         v = self._split_heads(self.value(x), batch, seq)
-        scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))                   # [B, N, S, S]
-        scores = ops.cast(scores, "float32") + ops.cast(bias, "float32")
-        probs = ops.cast(ops.softmax(scores, axis=-1), x.dtype)
-        probs = self.dropout(probs, training=training)
-        context = ops.matmul(probs, v)                                           # [B, N, S, D]
+        if training and self.dropout_rate > 0:
+            seed = self.dropout.seed_generator.next()
+            context = recomputed_attention(q, k, v, bias, self.dropout_rate, seed)
+        else:
+            context = ops.matmul(attention_probs(q, k, bias), v)                          # [B, N, S, D]
         context = ops.transpose(context, (0, 2, 1, 3))
         return ops.reshape(context, (batch, seq, self.hidden_size))
 

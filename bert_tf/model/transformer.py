@@ -4,6 +4,7 @@ import keras
 
 from bert_tf.model.activations import get_activation
 from bert_tf.model.attention import SelfAttention
+from bert_tf.model.recompute import activation_then_dense
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -30,9 +31,9 @@ class TransformerBlock(keras.layers.Layer):
             hidden_size, kernel_initializer=init, dtype=policy, name="attention_output")
         self.attention_layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_eps, dtype=policy, name="attention_layer_norm")
-        self.intermediate = keras.layers.Dense(
-            intermediate_size, activation=get_activation(activation), kernel_initializer=init,
-            dtype=policy, name="intermediate")
+        self.intermediate = keras.layers.Dense(        # activation applied in call()
+            intermediate_size, kernel_initializer=init, dtype=policy, name="intermediate")
+        self.intermediate_activation = get_activation(activation)
         self.output_dense = keras.layers.Dense(
             hidden_size, kernel_initializer=init, dtype=policy, name="output_dense")
         self.output_layer_norm = keras.layers.LayerNormalization(
@@ -52,7 +53,14 @@ class TransformerBlock(keras.layers.Layer):
     def call(self, x, bias, training=None):
         attn = self.attention_output(self.attention(x, bias, training=training))
         x = self.attention_layer_norm(x + self.dropout(attn, training=training))
-        ffn = self.output_dense(self.intermediate(x))
+        h = self.intermediate(x)                                   # [B, S, I] pre-activation
+        if training:
+            dtype = h.dtype
+            ffn = activation_then_dense(h, self.intermediate_activation,
+                                        keras.ops.cast(self.output_dense.kernel, dtype),
+                                        keras.ops.cast(self.output_dense.bias, dtype))
+        else:
+            ffn = self.output_dense(self.intermediate_activation(h))
         return self.output_layer_norm(x + self.dropout(ffn, training=training))
 
     def compute_output_shape(self, input_shape):
