@@ -1,4 +1,5 @@
-"""Shared test helpers: locating ../shared data and the installed MiniLM weights.
+"""Shared test helpers: locating ../shared data and the installed MiniLM weights; small
+fixed pre-training batches.
 
 CI always has ../shared (a missing file there is a failure); on a user's machine without it,
 tests that need it skip with a visible reason.
@@ -7,6 +8,7 @@ tests that need it skip with a visible reason.
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -38,3 +40,14 @@ def minilm_dir():
     if not (path / "model.safetensors").exists():
         _missing(f"no model.safetensors in {path}")
     return path
+
+
+def pretraining_features(n=16, seq=16, vocab=50):
+    """n fixed pre-training examples (5 masked positions, random NSP labels) as numpy arrays."""
+    rng = np.random.default_rng(0)
+    ids = rng.integers(5, vocab, (n, seq)).astype(np.int32)
+    return {"input_ids": ids, "input_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids),
+            "masked_lm_positions": np.tile(np.arange(1, 6, dtype=np.int32), (n, 1)),
+            "masked_lm_ids": ids[:, 1:6],
+            "masked_lm_weights": rng.integers(0, 2, (n, 5)).astype(np.float32),
+            "next_sentence_labels": rng.integers(0, 2, (n, 1)).astype(np.int32)}

@@ -20,7 +20,7 @@ from bert_tf.jobs.pretraining import PretrainingOptions, run
 from bert_tf.metrics.results import read_eval_results
 from bert_tf.tasks.pretraining import PretrainingTask
 from bert_tf.training.trainer import Trainer
-from helpers import REPO, minilm_dir, shared_path
+from helpers import REPO, minilm_dir, pretraining_features, shared_path
 
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(REPO))
 
@@ -165,16 +165,6 @@ def test_mirrored_strategy_on_two_cpu_devices(small_corpus, tmp_path):
     assert (info["task"], info["seq_length"]) == ("encoder", 64)
 
 
-def _fixed_batches(n=16, seq=16, vocab=50):
-    rng = np.random.default_rng(0)
-    ids = rng.integers(5, vocab, (n, seq)).astype(np.int32)
-    return {"input_ids": ids, "input_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids),
-            "masked_lm_positions": np.tile(np.arange(1, 6, dtype=np.int32), (n, 1)),
-            "masked_lm_ids": ids[:, 1:6],
-            "masked_lm_weights": rng.integers(0, 2, (n, 5)).astype(np.float32),
-            "next_sentence_labels": rng.integers(0, 2, (n, 1)).astype(np.int32)}
-
-
 def _one_step(batch, accumulation, features):
     keras.utils.set_random_seed(5)
     config = BertConfig.from_preset("L-1_H-32_A-2", vocab_size=50, max_position_embeddings=16,
@@ -188,7 +178,7 @@ def _one_step(batch, accumulation, features):
 
 
 def test_gradient_accumulation_equals_one_big_batch():
-    features = _fixed_batches()
+    features = pretraining_features()
     big = _one_step(16, 1, features)
     accumulated = _one_step(16, 4, features)     # 4 micro-batches of 4
     # Masked-LM weights differ between micro-batches; the loss terms are divided by the whole
@@ -202,7 +192,7 @@ def test_bf16_training_reduces_the_loss():
     config = BertConfig.from_preset("L-1_H-32_A-2", vocab_size=50, max_position_embeddings=16)
     model = BertPretrainer(BertEncoder(config, dtype="mixed_bfloat16"))
     trainer = Trainer(model, keras.optimizers.Adam(3e-3), PretrainingTask(), steps_per_loop=10)
-    features = _fixed_batches()
+    features = pretraining_features()
     losses = []
     data = lambda ctx: tf.data.Dataset.from_tensor_slices(features).batch(16).repeat()  # noqa
     for steps in (10, 60):

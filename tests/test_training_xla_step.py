@@ -10,16 +10,7 @@ from bert_tf import BertConfig, BertEncoder, BertPretrainer
 from bert_tf.tasks.pretraining import PretrainingTask
 from bert_tf.training.optimization import create_optimizer
 from bert_tf.training.trainer import Trainer
-
-
-def _features(n=16, seq=16, vocab=50):
-    rng = np.random.default_rng(0)
-    ids = rng.integers(5, vocab, (n, seq)).astype(np.int32)
-    return {"input_ids": ids, "input_mask": np.ones_like(ids), "segment_ids": np.zeros_like(ids),
-            "masked_lm_positions": np.tile(np.arange(1, 6, dtype=np.int32), (n, 1)),
-            "masked_lm_ids": ids[:, 1:6],
-            "masked_lm_weights": rng.integers(0, 2, (n, 5)).astype(np.float32),
-            "next_sentence_labels": rng.integers(0, 2, (n, 1)).astype(np.int32)}
+from helpers import pretraining_features
 
 
 def _train(jit_compile, optimizer, dtype="float32"):
@@ -31,7 +22,7 @@ def _train(jit_compile, optimizer, dtype="float32"):
     if dtype == "mixed_float16":
         opt = keras.optimizers.LossScaleOptimizer(opt)
     trainer = Trainer(model, opt, PretrainingTask(), jit_compile=jit_compile, steps_per_loop=3)
-    features = _features()
+    features = pretraining_features()
     result = trainer.train(
         lambda ctx: tf.data.Dataset.from_tensor_slices(features).batch(8).repeat(), 6, 8)
     return trainer, result, [w.numpy() for w in model.trainable_weights]
@@ -61,7 +52,7 @@ def test_gradient_accumulation_under_xla_applies_outside_the_compiled_gradients(
     config = BertConfig.from_preset("L-1_H-32_A-2", vocab_size=50, max_position_embeddings=16)
     trainer = Trainer(BertPretrainer(BertEncoder(config)), create_optimizer(1e-3, 10, 1),
                       PretrainingTask(), jit_compile=True, gradient_accumulation_steps=2)
-    features = _features()
+    features = pretraining_features()
     result = trainer.train(
         lambda ctx: tf.data.Dataset.from_tensor_slices(features).batch(8).repeat(), 2, 8)
     assert not trainer.fused_update

@@ -56,4 +56,3 @@ def get_activation(name):
         return _ACTIVATIONS[name]
     except KeyError:
         raise ValueError(f"unknown activation {name!r}; known: {', '.join(_ACTIVATIONS)}") from None
-

@@ -55,7 +55,7 @@ class SelfAttention(keras.layers.Layer):
             seed = self.dropout.seed_generator.next()
             context = recomputed_attention(q, k, v, bias, self.dropout_rate, seed)
         else:
-            context = ops.matmul(attention_probs(q, k, bias), v)                          # [B, N, S, D]
+            context = ops.matmul(attention_probs(q, k, bias), v)                  # [B, N, S, D]
         context = ops.transpose(context, (0, 2, 1, 3))
         return ops.reshape(context, (batch, seq, self.hidden_size))
 

@@ -27,4 +27,3 @@ def dropout16(x, rate, seed):
     scale = tf.cast(_LEVELS / (_LEVELS - threshold), x.dtype)
     keep = _keep_mask(tf.shape(x), seed, threshold)
     return tf.where(keep, x * scale, tf.zeros_like(x))
-

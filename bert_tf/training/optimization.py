@@ -51,15 +51,19 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
                 "warmup_steps": self.warmup_steps, "end": self.end}
 
 
-def densify(grads):
+class _DenseGradients:
     """Embedding gradients arrive as IndexedSlices. Keras' global-norm clipping turns each into
-    a dense tensor twice (once for the norm, once for the scaled result); densifying once up
-    front keeps a single vocabulary-sized buffer alive (`base`: -94 MB of peak RSS)."""
-    return [tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g for g in grads]
+    a dense tensor twice (once for the norm, once for the scaled result) and both optimisers
+    update every embedding row anyway (Adam decays all moments); densifying once on entry keeps
+    a single vocabulary-sized buffer alive (`base`: -94 MB of peak RSS)."""
+
+    def apply(self, grads, trainable_variables=None):
+        grads = [tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g for g in grads]
+        return super().apply(grads, trainable_variables)
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class AdamWeightDecay(keras.optimizers.Optimizer):
+class AdamWeightDecay(_DenseGradients, keras.optimizers.Optimizer):
     """Adam without bias correction (google-research/bert's AdamWeightDecayOptimizer)."""
 
     def __init__(self, learning_rate=1e-4, beta_1=0.9, beta_2=0.999, epsilon=1e-6,
@@ -87,9 +91,6 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
         super().build(variables)
         self._m, self._v = self.add_optimizer_variables(variables, ["m", "v"])
 
-    def _clip_gradients(self, grads):
-        return super()._clip_gradients(densify(grads))
-
     def update_step(self, gradient, variable, learning_rate):
         # TensorFlow's fused, in-place Adam kernel. With both bias-correction powers set to 0,
         # lr_t = lr * sqrt(1 - 0) / (1 - 0) = lr: exactly google-research's update, without the
@@ -99,7 +100,6 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
         # correction rather than after (a 1e-8-sized difference).
         dtype = variable.dtype
         index = self._get_variable_index(variable)
-        gradient = densify([gradient])[0]      # embedding rows: Adam decays every row
         if self.bias_correction:
             step = tf.cast(self.iterations + 1, dtype)
             beta1_power, beta2_power = tf.pow(tf.cast(self.beta_1, dtype), step), tf.pow(
@@ -121,7 +121,7 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class Lamb(keras.optimizers.Optimizer):
+class Lamb(_DenseGradients, keras.optimizers.Optimizer):
     """LAMB (You et al., 2019): bias-corrected Adam direction plus weight decay, scaled per
     variable by the trust ratio ||w|| / ||direction||. Variables whose path matches one of
     `exclude_from_layer_adaptation` use ratio 1 and no decay (LayerNorm, biases)."""
@@ -146,9 +146,6 @@ class Lamb(keras.optimizers.Optimizer):
     def _adapted(self, variable):
         path = getattr(variable, "path", variable.name)
         return not any(re.search(p, path) for p in self.exclude_from_layer_adaptation)
-
-    def _clip_gradients(self, grads):
-        return super()._clip_gradients(densify(grads))
 
     def update_step(self, gradient, variable, learning_rate):
         lr = ops.cast(learning_rate, variable.dtype)
