@@ -2,6 +2,7 @@
 _improve_answer_span, labels, padding, option checks, TFRecord round trip and a real slice."""
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -180,6 +181,21 @@ def test_tfrecord_round_trip_with_run_squad_feature_names(tokenizer, tmp_path):
             writer.process_feature(f)
     [predict_batch] = list(read_feature_dataset(predict_path, 16, False, batch_size=64))
     assert set(predict_batch) == {"unique_ids", "input_ids", "input_mask", "segment_ids"}
+
+
+def test_training_reader_gives_every_window_once_per_epoch_in_a_new_order(tmp_path):
+    path = tmp_path / "train.tf_record"
+    with FeatureWriter(path, is_training=True) as writer:
+        for unique_id in range(40):
+            writer.process_feature(SimpleNamespace(
+                unique_id=unique_id, input_ids=[unique_id] * 4, input_mask=[1] * 4,
+                segment_ids=[0] * 4, start_position=0, end_position=0, is_impossible=False))
+    batches = read_feature_dataset(path, 4, True, batch_size=8, drop_remainder=True,
+                                   repeat=True, shuffle_buffer=40, seed=3)
+    ids = np.concatenate([b["unique_ids"].numpy() for b in batches.take(10)])
+    first, second = ids[:40], ids[40:]
+    assert sorted(first) == sorted(second) == list(range(40))
+    assert list(first) != list(second) and list(first) != list(range(40))
 
 
 def test_feature_writer_leaves_nothing_when_interrupted(tokenizer, tmp_path):

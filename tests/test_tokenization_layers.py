@@ -142,3 +142,18 @@ def test_saved_model_has_vocab_asset_and_serving_ops_only(vocab_file, tmp_path, 
     got, want = loaded(a=inputs[0], b=inputs[1]), pre(tuple(inputs))
     for key in want:
         np.testing.assert_array_equal(got[key], want[key])
+
+
+def test_temporary_vocabulary_file_is_removed_when_the_process_exits():
+    # A layer built from a token list writes them to a temporary file; it must not outlive
+    # the process (test runs and training jobs left hundreds of these in /tmp).
+    import subprocess
+    import sys
+    code = ("from bert_tf.tokenization.layers import BertTokenizerLayer\n"
+            "layer = BertTokenizerLayer(['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]', 'a'])\n"
+            "print(layer.vocab_asset.asset_path.numpy().decode())\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+    path = done.stdout.strip().splitlines()[-1]
+    assert os.path.basename(os.path.dirname(path)).startswith("bert_tf_vocab_")
+    assert not os.path.exists(os.path.dirname(path))

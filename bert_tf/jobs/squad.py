@@ -170,14 +170,15 @@ def prepare_train_features(opts, tokenizer):
 
 
 # ---------------------------------------------------------------------------- datasets
-def _train_dataset_fn(opts, path, global_batch_size):
+def _train_dataset_fn(opts, path, global_batch_size, num_features):
+    """Training batches: every epoch a new permutation of all `num_features` windows."""
     from bert_tf.data import squad
 
     def fn(input_context):
         ds = squad.read_feature_dataset(
             path, opts.max_seq_length, True,
             input_context.get_per_replica_batch_size(global_batch_size), drop_remainder=True,
-            repeat=True, seed=opts.seed)
+            repeat=True, shuffle_buffer=num_features, seed=opts.seed)
         if input_context.num_input_pipelines > 1:
             ds = ds.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
         return ds
@@ -275,7 +276,7 @@ def run(opts, strategy):
         steps, warmup = train_steps(opts, counted, opts.epochs_over)
         what = f"{num_examples} examples, {num_features} features"
         train_fn = _train_dataset_fn(opts, os.path.join(opts.output_dir, TRAIN_RECORD),
-                                     opts.train_batch_size)
+                                     opts.train_batch_size, num_features)
     setup = build_trainer(opts, strategy, lambda: build_model(opts), SpanTask(), steps, warmup)
     trainer = setup.trainer
     result = {"train": None, "predict": None, "eval": None, "export": None}

@@ -6,7 +6,9 @@ The vocabulary is saved with the layer: as an asset of .keras files (save_assets
 SavedModel asset (assets/vocab.txt) that backs the id -> token table.
 """
 
+import atexit
 import os
+import shutil
 import tempfile
 
 import keras
@@ -20,13 +22,15 @@ _VOCAB_ASSET = "vocab.txt"
 
 def _vocab_file_for(tokens, path):
     """A file holding exactly `tokens`, one per line: `path` itself when it already does,
-    else a new temporary file (kept for the process: a SavedModel export copies it)."""
+    else a new temporary file, kept while the process lives (a SavedModel export copies it)
+    and removed at exit."""
     content = ("\n".join(tokens) + "\n").encode("utf-8")
     if path is not None:
         with tf.io.gfile.GFile(path, "rb") as f:
             if f.read() == content:
                 return os.fspath(path)
     folder = tempfile.mkdtemp(prefix="bert_tf_vocab_")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
     out = os.path.join(folder, _VOCAB_ASSET)
     with open(out, "wb") as f:
         f.write(content)
