@@ -74,6 +74,12 @@ def test_mlm_logits_only_at_requested_positions():
     np.testing.assert_allclose(logits, expected, atol=1e-4)
 
 
+def test_pretrainer_accepts_an_empty_batch_without_masked_positions():
+    x = dict(inputs(batch=0), masked_lm_positions=np.zeros((0, 0), np.int32))
+    out = build("pretrainer")(x)
+    assert out["mlm_logits"].shape == (0, 0, 200) and out["nsp_logits"].shape == (0, 2)
+
+
 @pytest.mark.parametrize("kind", list(EXPECTED))
 def test_round_trip_through_keras_file(kind, tmp_path):
     model = build(kind)

@@ -12,8 +12,9 @@ def _init(stddev):
 
 
 def gather_positions(sequence, positions):
-    """[B, S, H], int [B, P] -> [B, P, H]."""
-    return ops.take_along_axis(sequence, ops.expand_dims(ops.cast(positions, "int32"), -1), axis=1)
+    """[B, S, H], int [B, P] -> [B, P, H]. (tf.gather: keras.ops.take_along_axis fails on an
+    empty batch.)"""
+    return tf.gather(sequence, ops.cast(positions, "int32"), batch_dims=1)
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
