@@ -27,8 +27,11 @@ def _handle(variable):
 
 @keras.saving.register_keras_serializable(package="bert_tf")
 class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
-    """Linear warm-up from 0 to `peak` over `warmup_steps`, then linear decay to `end` at
-    `total_steps` (google-research: polynomial decay, power 1, to 0)."""
+    """Linear warm-up from 0 to `peak` over `warmup_steps`, then linear decay from `peak` at
+    the end of warm-up to `end` at `total_steps` (HuggingFace's linear schedule).
+    google-research's decay runs from step 0 instead (peak x (1 - step / total) once warm-up
+    ends), so after warm-up its rate is lower by peak x warmup / total (10% of peak with the
+    usual 10% warm-up) and falls to the same end."""
 
     def __init__(self, peak, total_steps, warmup_steps=0, end=0.0):
         self.peak = float(peak)
