@@ -73,6 +73,10 @@ _HELP = {
     "optimizer": "adamw: google-research's AdamW (no bias correction, epsilon 1e-6); "
                  "adamw_torch: torch.optim.AdamW / HuggingFace Trainer (bias-corrected, "
                  "epsilon 1e-8); lamb: LAMB for large batches.",
+    "lr_decay_from": "Where the linear learning-rate decay starts: warmup_end (HuggingFace: "
+                     "from the peak when warm-up ends) or start (google-research: the line "
+                     "from the peak at step 0 to 0 at the last step: after warm-up, lower by up "
+                     "to the warm-up share of the peak).",
     "gradient_accumulation_steps": "Split each batch into this many micro-batches and sum "
                                    "their gradients.",
 }
@@ -82,8 +86,8 @@ MODEL_OPTIONS = ("init_checkpoint", "vocab_file", "do_lower_case", "max_seq_leng
                  "export_dir")
 TRAINING_OPTIONS = MODEL_OPTIONS + (
     "output_dir", "do_train", "do_eval", "train_batch_size", "eval_batch_size", "learning_rate",
-    "save_checkpoints_steps", "iterations_per_loop", "optimizer", "gradient_accumulation_steps",
-    "mixed_precision", "jit_compile", "seed")
+    "save_checkpoints_steps", "iterations_per_loop", "optimizer", "lr_decay_from",
+    "gradient_accumulation_steps", "mixed_precision", "jit_compile", "seed")
 FINETUNE_OPTIONS = TRAINING_OPTIONS + ("do_predict", "predict_batch_size", "num_train_epochs",
                                        "warmup_proportion")
 
@@ -121,6 +125,8 @@ def define_training_flags(*, max_seq_length=128, train_batch_size=32, learning_r
     flags.DEFINE_integer("save_checkpoints_steps", 1000, helps["save_checkpoints_steps"])
     flags.DEFINE_integer("iterations_per_loop", 1000, helps["iterations_per_loop"])
     flags.DEFINE_enum("optimizer", "adamw", ["adamw", "adamw_torch", "lamb"], helps["optimizer"])
+    flags.DEFINE_enum("lr_decay_from", "warmup_end", ["warmup_end", "start"],
+                      helps["lr_decay_from"])
     flags.DEFINE_integer("gradient_accumulation_steps", 1,
                          helps["gradient_accumulation_steps"])
 

@@ -26,7 +26,7 @@ OUR_DEFAULTS = {
     "do_eval": False, "skip_bad_examples": False, "strategy": "default", "mixed_precision": None,
     "jit_compile": False, "model_preset": None, "seed": 12345, "num_cpu_devices": 0,
     "deterministic": False, "gradient_accumulation_steps": 1, "optimizer": "adamw",
-    "export_dir": None,
+    "lr_decay_from": "warmup_end", "export_dir": None,
 }
 
 

@@ -14,6 +14,23 @@ def test_schedule_warms_up_linearly_then_decays_to_zero():
     np.testing.assert_allclose(values, [0.0, 5e-5, 1e-4, 5e-5, 0.0, 0.0], atol=1e-12)
 
 
+def test_schedule_can_decay_from_step_0_as_google_research_does():
+    # google-research: polynomial_decay(peak, step, total) replaced by the warm-up line before
+    # warmup_steps: 1e-4 x (1 - 55 / 100) at step 55, 0.9 x peak right after warm-up.
+    schedule = WarmupLinearDecay(peak=1e-4, total_steps=100, warmup_steps=10, decay_from="start")
+    values = [float(schedule(s)) for s in (0, 5, 10, 55, 100, 150)]
+    np.testing.assert_allclose(values, [0.0, 5e-5, 9e-5, 4.5e-5, 0.0, 0.0], atol=1e-12)
+    assert WarmupLinearDecay.from_config(schedule.get_config()).decay_from == "start"
+
+
+def test_create_optimizer_passes_the_decay_start_on():
+    opt = create_optimizer(1e-4, 100, 10, "adamw_torch", lr_decay_from="start")
+    assert float(opt.learning_rate) == 0.0
+    assert float(opt._learning_rate(55)) == pytest.approx(4.5e-5)
+    with pytest.raises(ValueError, match="decay_from"):
+        create_optimizer(1e-4, 100, 10, lr_decay_from="middle")
+
+
 def test_schedule_without_warmup_starts_at_peak():
     assert float(WarmupLinearDecay(2e-5, 10)(0)) == pytest.approx(2e-5)
 

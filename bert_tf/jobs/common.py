@@ -118,6 +118,7 @@ class TrainingOptions(ModelOptions):
     save_checkpoints_steps: int = 1000
     iterations_per_loop: int = 1000
     optimizer: str = "adamw"
+    lr_decay_from: str = "warmup_end"
     gradient_accumulation_steps: int = 1
     mixed_precision: str = None
     jit_compile: bool = False
@@ -155,8 +156,9 @@ def init_from_checkpoint(model, init_checkpoint):
 
 
 def make_optimizer(learning_rate, num_train_steps, num_warmup_steps, optimizer="adamw",
-                   mixed_precision=None):
-    opt = create_optimizer(learning_rate, num_train_steps, num_warmup_steps, optimizer)
+                   mixed_precision=None, lr_decay_from="warmup_end"):
+    opt = create_optimizer(learning_rate, num_train_steps, num_warmup_steps, optimizer,
+                           lr_decay_from=lr_decay_from)
     if mixed_precision == "fp16":
         opt = keras.optimizers.LossScaleOptimizer(opt)
     return opt
@@ -190,7 +192,7 @@ def build_trainer(opts, strategy, build_model, task, num_train_steps=1, num_warm
         model = build_model()
         report = init_from_checkpoint(model, opts.init_checkpoint)
         optimizer = make_optimizer(opts.learning_rate, num_train_steps, num_warmup_steps,
-                                   opts.optimizer, opts.mixed_precision)
+                                   opts.optimizer, opts.mixed_precision, opts.lr_decay_from)
     trainer = make_trainer(model, optimizer, task, strategy, opts.output_dir,
                            iterations_per_loop=iterations_per_loop or opts.iterations_per_loop,
                            save_checkpoints_steps=opts.save_checkpoints_steps,

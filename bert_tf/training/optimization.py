@@ -27,22 +27,31 @@ def _handle(variable):
 
 @keras.saving.register_keras_serializable(package="bert_tf")
 class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
-    """Linear warm-up from 0 to `peak` over `warmup_steps`, then linear decay from `peak` at
-    the end of warm-up to `end` at `total_steps` (HuggingFace's linear schedule).
-    google-research's decay runs from step 0 instead (peak x (1 - step / total) once warm-up
-    ends), so after warm-up its rate is lower by peak x warmup / total (10% of peak with the
-    usual 10% warm-up) and falls to the same end."""
+    """Linear warm-up from 0 to `peak` over `warmup_steps`, then linear decay to `end` at
+    `total_steps`.
 
-    def __init__(self, peak, total_steps, warmup_steps=0, end=0.0):
+    decay_from="warmup_end" (HuggingFace's linear schedule): the decay starts at `peak` when
+    warm-up ends. decay_from="start" (google-research's polynomial decay, power 1): the decay
+    line runs from step 0, so after warm-up the rate is peak x (1 - step / total), lower by
+    up to peak x warmup / total (10% of peak with the usual 10% warm-up).
+    """
+
+    DECAY_FROM = ("warmup_end", "start")
+
+    def __init__(self, peak, total_steps, warmup_steps=0, end=0.0, decay_from="warmup_end"):
+        if decay_from not in self.DECAY_FROM:
+            raise ValueError(f"decay_from must be one of {self.DECAY_FROM}, got {decay_from!r}")
         self.peak = float(peak)
         self.total_steps = int(total_steps)
         self.warmup_steps = int(warmup_steps)
         self.end = float(end)
+        self.decay_from = decay_from
 
     def __call__(self, step):
         step = ops.cast(step, "float32")
-        decay_steps = max(self.total_steps - self.warmup_steps, 1)
-        progress = ops.clip((step - self.warmup_steps) / decay_steps, 0.0, 1.0)
+        decay_start = self.warmup_steps if self.decay_from == "warmup_end" else 0
+        decay_steps = max(self.total_steps - decay_start, 1)
+        progress = ops.clip((step - decay_start) / decay_steps, 0.0, 1.0)
         decayed = self.end + (self.peak - self.end) * (1.0 - progress)
         if self.warmup_steps <= 0:
             return decayed
@@ -51,7 +60,8 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
 
     def get_config(self):
         return {"peak": self.peak, "total_steps": self.total_steps,
-                "warmup_steps": self.warmup_steps, "end": self.end}
+                "warmup_steps": self.warmup_steps, "end": self.end,
+                "decay_from": self.decay_from}
 
 
 class _DenseGradients:
@@ -178,12 +188,14 @@ class Lamb(_DenseGradients, keras.optimizers.Optimizer):
 
 
 def create_optimizer(learning_rate, num_train_steps, num_warmup_steps, optimizer="adamw",
-                     weight_decay=0.01, clip_norm=1.0, end_learning_rate=0.0):
+                     weight_decay=0.01, clip_norm=1.0, end_learning_rate=0.0,
+                     lr_decay_from="warmup_end"):
     """The optimiser google-research's optimization.create_optimizer builds, as a Keras object
     ("adamw"); "adamw_torch" is torch.optim.AdamW / HuggingFace's Trainer default (bias-corrected
-    moments, epsilon 1e-8) for recipes tuned there; "lamb" for large batches."""
+    moments, epsilon 1e-8) for recipes tuned there; "lamb" for large batches. lr_decay_from:
+    see WarmupLinearDecay ("start" is google-research's curve)."""
     schedule = WarmupLinearDecay(learning_rate, num_train_steps, num_warmup_steps,
-                                 end_learning_rate)
+                                 end_learning_rate, decay_from=lr_decay_from)
     if optimizer == "adamw":
         return AdamWeightDecay(schedule, weight_decay=weight_decay, global_clipnorm=clip_norm)
     if optimizer == "adamw_torch":
