@@ -11,8 +11,14 @@ steps). Each side tokenizes with its own tokenizer and trains --steps steps:
            create_optimizer("adamw_torch") and the Trainer the runners use;
   HF:      BertTokenizerFast, BertForSequenceClassification, torch.optim.AdamW (hf_glue.py's).
 
+Dropout, left out of that comparison, is checked by its effect: with the pretrained encoder in
+training mode, each side measures the mean squared change that dropout makes to the final hidden
+states of one batch (per token) and to the pooled output, over 20 draws; wrong rates or
+misplaced dropout layers change these by far more than their sampling error.
+
 Then `compare` prints per-step losses, the largest differences of token ids, losses and dev
-logits, and exits 1 when they exceed tolerances set by float32 rounding, not by training noise:
+logits, and the dropout noise of both sides, and exits 1 when the training numbers exceed
+tolerances set by float32 rounding or the noise differs by more than 4 standard errors:
 
   python3 quality/classifier_trajectory.py --side ours --work_dir /tmp/traj
   ~/bench-venv/bin/python quality/classifier_trajectory.py --side hf --work_dir /tmp/traj
@@ -34,6 +40,7 @@ DATA = os.path.join(REPO, "..", "shared", "data", "glue", "MRPC")
 BATCH, MAX_LEN, LR, EPOCHS, WARMUP = 32, 128, 1e-4, 3, 0.1
 DEV_EXAMPLES = 64
 LOSS_TOLERANCE, LOGIT_TOLERANCE = 1e-3, 1e-2
+DROPOUT_DRAWS, NOISE_STANDARD_ERRORS = 20, 4.0
 
 
 def model_dir():
@@ -60,7 +67,23 @@ def plan(steps, seed):
             "bias": np.zeros(2, np.float32), "total": total, "warmup": int(WARMUP * total)}
 
 
+def dropout_noise(forward, mask):
+    """[sequence noise, its standard error, pooled noise, its standard error]: the mean squared
+    change dropout makes (forward(True) against forward(False)) to each valid token's final
+    hidden state and to each pooled output, over DROPOUT_DRAWS draws."""
+    mask = np.asarray(mask, np.float64)
+    sequence_0, pooled_0 = forward(False)
+    sequence, pooled = [], []
+    for _ in range(DROPOUT_DRAWS):
+        h, pooled_1 = forward(True)
+        sequence.append(float(((np.square(h - sequence_0).sum(-1)) * mask).sum() / mask.sum()))
+        pooled.append(float(np.square(pooled_1 - pooled_0).sum(-1).mean()))
+    se = lambda x: float(np.std(x, ddof=1) / np.sqrt(len(x)))
+    return np.array([np.mean(sequence), se(sequence), np.mean(pooled), se(pooled)])
+
+
 def run_ours(p, optimizer="adamw_torch", lr_decay_from="warmup_end"):
+    import keras
     import tensorflow as tf
     sys.path.insert(0, REPO)
     from bert_tf.config import BertConfig
@@ -72,8 +95,8 @@ def run_ours(p, optimizer="adamw_torch", lr_decay_from="warmup_end"):
     from bert_tf.training.trainer import Trainer
 
     model_path = model_dir()
-    config = BertConfig.from_json_file(os.path.join(model_path, "config.json")).to_dict()
-    config.update(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    pretrained = BertConfig.from_json_file(os.path.join(model_path, "config.json"))
+    config = dict(pretrained.to_dict(), hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
     model = BertClassifier(BertEncoder(BertConfig.from_dict(config)), 2, dropout_rate=0.0)
     init_from_checkpoint(model, model_path)
     model.classifier.dense.kernel.assign(p["kernel"])
@@ -100,12 +123,22 @@ def run_ours(p, optimizer="adamw_torch", lr_decay_from="warmup_end"):
     logits = model({k: dev[k] for k in ("input_ids", "input_mask", "segment_ids")},
                    training=False)["logits"]
     ids = [features(b)["input_ids"].numpy() for b in p["batches"][:4]]
-    return np.array(losses), np.asarray(logits), ids
+
+    keras.utils.set_random_seed(0)
+    encoder = BertEncoder(pretrained)          # the checkpoint's dropout rates
+    init_from_checkpoint(encoder, model_path)
+    first = features(p["batches"][0])
+    inputs = {k: first[k] for k in ("input_ids", "input_mask", "segment_ids")}
+
+    def forward(training):
+        out = encoder(inputs, training=training)
+        return out["sequence_output"].numpy(), out["pooled_output"].numpy()
+    return np.array(losses), np.asarray(logits), ids, dropout_noise(forward, first["input_mask"])
 
 
 def run_hf(p):
     import torch
-    from transformers import (BertForSequenceClassification, BertTokenizerFast,
+    from transformers import (BertForSequenceClassification, BertModel, BertTokenizerFast,
                               get_linear_schedule_with_warmup)
     torch.manual_seed(0)
     model_path = model_dir()
@@ -136,7 +169,16 @@ def run_hf(p):
     with torch.no_grad():
         logits = model(**encode(p["dev"])).logits.numpy()
     ids = [encode(b)["input_ids"].numpy() for b in p["batches"][:4]]
-    return np.array(losses), logits, ids
+
+    encoder = BertModel.from_pretrained(model_path)   # the checkpoint's dropout rates
+    first = encode(p["batches"][0])
+
+    def forward(training):
+        encoder.train(training)
+        with torch.no_grad():
+            out = encoder(**first)
+        return out.last_hidden_state.numpy(), out.pooler_output.numpy()
+    return np.array(losses), logits, ids, dropout_noise(forward, first["attention_mask"].numpy())
 
 
 def compare(work_dir):
@@ -157,7 +199,15 @@ def compare(work_dir):
     print(f"largest dev-logit difference after training ({len(ours['logits'])} dev pairs): "
           f"{logit_diff:.2e} (tolerance {LOGIT_TOLERANCE:g}; logits up to "
           f"{np.abs(hf['logits']).max():.2f})")
-    ok = id_mismatches == 0 and loss_diff.max() <= LOSS_TOLERANCE and logit_diff <= LOGIT_TOLERANCE
+    noise_ok = True
+    for name, i in (("final hidden states, per token", 0), ("pooled output", 2)):
+        a, b = ours["dropout_noise"][i:i + 2], hf["dropout_noise"][i:i + 2]
+        z = abs(a[0] - b[0]) / np.hypot(a[1], b[1])
+        noise_ok &= bool(z <= NOISE_STANDARD_ERRORS)
+        print(f"dropout noise, {name}: bert_tf {a[0]:.4f} +- {a[1]:.4f}, HF {b[0]:.4f} +- "
+              f"{b[1]:.4f} ({z:.1f} standard errors apart; tolerance {NOISE_STANDARD_ERRORS:g})")
+    ok = (id_mismatches == 0 and loss_diff.max() <= LOSS_TOLERANCE
+          and logit_diff <= LOGIT_TOLERANCE and noise_ok)
     print("MATCH" if ok else "MISMATCH")
     return 0 if ok else 1
 
@@ -177,12 +227,12 @@ def main():
         return compare(a.work_dir)
     p = plan(a.steps, a.seed)
     if a.side == "ours":
-        losses, logits, ids = run_ours(p, a.optimizer, a.lr_decay_from)
+        losses, logits, ids, noise = run_ours(p, a.optimizer, a.lr_decay_from)
     else:
-        losses, logits, ids = run_hf(p)
+        losses, logits, ids, noise = run_hf(p)
     os.makedirs(a.work_dir, exist_ok=True)
     path = os.path.join(a.work_dir, f"{a.side}.npz")
-    np.savez(path + ".tmp.npz", losses=losses, logits=logits,
+    np.savez(path + ".tmp.npz", losses=losses, logits=logits, dropout_noise=noise,
              **{f"ids{i}": x for i, x in enumerate(ids)})
     os.replace(path + ".tmp.npz", path)
     print(f"{a.side}: {len(losses)} steps, final loss {losses[-1]:.4f} -> {path}")
