@@ -1,4 +1,4 @@
-"""Deterministic check that run_classifier's training step matches HuggingFace PyTorch's.
+"""Checks that run_classifier's training step and dropout match HuggingFace PyTorch's.
 
 Quality runs differ from seed to seed by more than the gap they measure (MRPC: ~1.5 accuracy
 points). This check removes every random element so the two implementations can be compared
@@ -39,6 +39,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(REPO, "..", "shared", "data", "glue", "MRPC")
 BATCH, MAX_LEN, LR, EPOCHS, WARMUP = 32, 128, 1e-4, 3, 0.1
 DEV_EXAMPLES = 64
+HIDDEN = 384                 # all-MiniLM-L6-v2's hidden size
 LOSS_TOLERANCE, LOGIT_TOLERANCE = 1e-3, 1e-2
 DROPOUT_DRAWS, NOISE_STANDARD_ERRORS = 20, 4.0
 
@@ -63,7 +64,7 @@ def plan(steps, seed):
     batches = [[train[j] for j in order[i * BATCH:(i + 1) * BATCH]] for i in range(steps)]
     total = int(len(train) / BATCH * EPOCHS)   # google-research's int(examples / batch * epochs)
     return {"batches": batches, "dev": read_pairs("dev")[:DEV_EXAMPLES],
-            "kernel": np.random.RandomState(seed + 1).normal(0, 0.02, (384, 2)).astype(np.float32),
+            "kernel": np.random.RandomState(seed + 1).normal(0, 0.02, (HIDDEN, 2)).astype(np.float32),
             "bias": np.zeros(2, np.float32), "total": total, "warmup": int(WARMUP * total)}
 
 
