@@ -88,7 +88,7 @@ def run_ours(p, optimizer="adamw_torch", lr_decay_from="warmup_end"):
     import tensorflow as tf
     sys.path.insert(0, REPO)
     from bert_tf.config import BertConfig
-    from bert_tf.data.classification.pipeline import make_preprocessor, trim_padding
+    from bert_tf.data.classification.pipeline import MODEL_KEYS, make_preprocessor, trim_padding
     from bert_tf.jobs.common import init_from_checkpoint
     from bert_tf.model import BertClassifier, BertEncoder
     from bert_tf.tasks.classification import ClassificationTask
@@ -121,15 +121,14 @@ def run_ours(p, optimizer="adamw_torch", lr_decay_from="warmup_end"):
                   len(batches), BATCH, after_loop=lambda step, values: losses.append(
                       values["loss"]))
     dev = features(p["dev"])
-    logits = model({k: dev[k] for k in ("input_ids", "input_mask", "segment_ids")},
-                   training=False)["logits"]
-    ids = [features(b)["input_ids"].numpy() for b in p["batches"][:4]]
+    logits = model({k: dev[k] for k in MODEL_KEYS}, training=False)["logits"]
+    ids = [b["input_ids"].numpy() for b in batches[:4]]
 
     keras.utils.set_random_seed(0)
     encoder = BertEncoder(pretrained)          # the checkpoint's dropout rates
     init_from_checkpoint(encoder, model_path)
-    first = features(p["batches"][0])
-    inputs = {k: first[k] for k in ("input_ids", "input_mask", "segment_ids")}
+    first = batches[0]
+    inputs = {k: first[k] for k in MODEL_KEYS}
 
     def forward(training):
         out = encoder(inputs, training=training)
@@ -156,10 +155,11 @@ def run_hf(p):
 
     optimizer = torch.optim.AdamW(model.parameters(), lr=LR, weight_decay=0.01)
     schedule = get_linear_schedule_with_warmup(optimizer, p["warmup"], p["total"])
+    batches = [encode(pairs) for pairs in p["batches"]]
     model.train()
     losses = []
-    for pairs in p["batches"]:
-        loss = model(**encode(pairs), labels=torch.tensor([y for _, _, y in pairs])).loss
+    for pairs, inputs in zip(p["batches"], batches):
+        loss = model(**inputs, labels=torch.tensor([y for _, _, y in pairs])).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
@@ -169,10 +169,10 @@ def run_hf(p):
     model.eval()
     with torch.no_grad():
         logits = model(**encode(p["dev"])).logits.numpy()
-    ids = [encode(b)["input_ids"].numpy() for b in p["batches"][:4]]
+    ids = [b["input_ids"].numpy() for b in batches[:4]]
 
     encoder = BertModel.from_pretrained(model_path)   # the checkpoint's dropout rates
-    first = encode(p["batches"][0])
+    first = batches[0]
 
     def forward(training):
         encoder.train(training)
