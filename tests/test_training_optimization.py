@@ -80,11 +80,14 @@ def test_adamw_matches_google_research_over_several_steps_and_sparse_gradients()
     np.testing.assert_allclose(table.numpy(), w, rtol=2e-5, atol=1e-6)   # float32 beta_2, as above
 
 
-def test_adamw_torch_is_bias_corrected_like_torch_optim_adamw():
+# Gradients near epsilon (scale 1e-8) show where epsilon is added relative to the correction.
+@pytest.mark.parametrize("scale", [1.0, 1e-8])
+def test_adamw_torch_is_bias_corrected_like_torch_optim_adamw(scale):
     kernel = keras.Variable(np.array([[1.0, -2.0]], np.float32), name="kernel")
     opt = create_optimizer(0.01, 1000, 0, optimizer="adamw_torch")
     w, m, v = kernel.numpy().astype(np.float64), np.zeros((1, 2)), np.zeros((1, 2))
-    for t, g in enumerate(([[0.5, -0.1]], [[0.2, 0.3]]), start=1):
+    for t, g in enumerate((np.array([[0.5, -0.1]]) * scale, np.array([[0.2, 0.3]]) * scale),
+                          start=1):
         lr = 0.01 * (1 - (t - 1) / 1000)                  # the linear decay of step t - 1
         opt.apply([np.array(g, np.float32)], [kernel])
         # torch.optim.AdamW: decoupled decay, then bias-corrected moments, eps 1e-8.

@@ -108,22 +108,26 @@ class AdamWeightDecay(_DenseGradients, keras.optimizers.Optimizer):
         # TensorFlow's fused, in-place Adam kernel. With both bias-correction powers set to 0,
         # lr_t = lr * sqrt(1 - 0) / (1 - 0) = lr: exactly google-research's update, without the
         # five variable-sized temporaries per variable that the formula in keras.ops allocates
-        # (1.7 GB of peak RSS for `base`). bias_correction=True passes beta^t instead:
-        # torch.optim.AdamW's update, up to epsilon being added before the sqrt(1 - beta_2^t)
-        # correction rather than after (a 1e-8-sized difference).
+        # (1.7 GB of peak RSS for `base`). bias_correction=True passes beta^t instead, and
+        # epsilon * sqrt(1 - beta_2^t): the kernel adds epsilon to sqrt(v) before its
+        # sqrt(1 - beta_2^t) correction, torch.optim.AdamW after it, so scaling epsilon gives
+        # torch's update exactly (unscaled, it is up to 30x larger early on and damps the
+        # updates of parameters whose gradients are below ~1e-6).
         dtype = variable.dtype
         index = self._get_variable_index(variable)
+        epsilon = tf.constant(self.epsilon, dtype)
         if self.bias_correction:
             step = tf.cast(self.iterations + 1, dtype)
             beta1_power, beta2_power = tf.pow(tf.cast(self.beta_1, dtype), step), tf.pow(
                 tf.cast(self.beta_2, dtype), step)
+            epsilon = epsilon * tf.sqrt(1.0 - beta2_power)
         else:
             beta1_power = beta2_power = tf.zeros([], dtype)
         tf.raw_ops.ResourceApplyAdam(
             var=_handle(variable), m=_handle(self._m[index]), v=_handle(self._v[index]),
             beta1_power=beta1_power, beta2_power=beta2_power, lr=tf.cast(learning_rate, dtype),
             beta1=tf.constant(self.beta_1, dtype), beta2=tf.constant(self.beta_2, dtype),
-            epsilon=tf.constant(self.epsilon, dtype), grad=tf.cast(gradient, dtype))
+            epsilon=epsilon, grad=tf.cast(gradient, dtype))
 
     def get_config(self):
         config = super().get_config()
