@@ -40,7 +40,9 @@ DATA = os.path.join(REPO, "..", "shared", "data", "glue", "MRPC")
 BATCH, MAX_LEN, LR, EPOCHS, WARMUP = 32, 128, 1e-4, 3, 0.1
 DEV_EXAMPLES = 64
 HIDDEN = 384                 # all-MiniLM-L6-v2's hidden size
-LOSS_TOLERANCE, LOGIT_TOLERANCE = 1e-3, 1e-2
+# 10-20x the float32 drift seen over 40 steps (4e-6, 3e-5); epsilon added before Adam's bias
+# correction instead of after it (ac2bece's fix) drifts to 1.2e-4 and 1.1e-3.
+LOSS_TOLERANCE, LOGIT_TOLERANCE = 5e-5, 5e-4
 DROPOUT_DRAWS, NOISE_STANDARD_ERRORS = 20, 4.0
 
 
