@@ -30,6 +30,7 @@ over 40 steps). Results: quality/results/classifier.md.
 """
 import argparse
 import csv
+import json
 import os
 import sys
 
@@ -39,7 +40,6 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(REPO, "..", "shared", "data", "glue", "MRPC")
 BATCH, MAX_LEN, LR, EPOCHS, WARMUP = 32, 128, 1e-4, 3, 0.1
 DEV_EXAMPLES = 64
-HIDDEN = 384                 # all-MiniLM-L6-v2's hidden size
 # 10-20x the float32 drift seen over 40 steps (4e-6, 3e-5); epsilon added before Adam's bias
 # correction instead of after it (ac2bece's fix) drifts to 1.2e-4 and 1.1e-3.
 LOSS_TOLERANCE, LOGIT_TOLERANCE = 5e-5, 5e-4
@@ -65,8 +65,10 @@ def plan(steps, seed):
     order = np.random.RandomState(seed).permutation(len(train))[:steps * BATCH]
     batches = [[train[j] for j in order[i * BATCH:(i + 1) * BATCH]] for i in range(steps)]
     total = int(len(train) / BATCH * EPOCHS)   # google-research's int(examples / batch * epochs)
+    with open(os.path.join(model_dir(), "config.json"), encoding="utf-8") as f:
+        hidden = json.load(f)["hidden_size"]
     return {"batches": batches, "dev": read_pairs("dev")[:DEV_EXAMPLES],
-            "kernel": np.random.RandomState(seed + 1).normal(0, 0.02, (HIDDEN, 2)).astype(np.float32),
+            "kernel": np.random.RandomState(seed + 1).normal(0, 0.02, (hidden, 2)).astype(np.float32),
             "bias": np.zeros(2, np.float32), "total": total, "warmup": int(WARMUP * total)}
 
 
