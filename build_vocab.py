@@ -8,7 +8,9 @@ released English BERT vocabularies ([PAD]=0, [unused*], [UNK]=100, [CLS]=101, [S
 import glob
 import logging
 
-from absl import app, flags
+from absl import flags
+
+from bert_tf import cli
 
 flags.DEFINE_string("input_file", None, "Comma-separated text files or glob patterns.")
 flags.DEFINE_string("output_file", None, "Vocabulary file to write (written atomically).")
@@ -31,7 +33,7 @@ def main(_):
     for pattern in FLAGS.input_file.split(","):
         matches = sorted(glob.glob(pattern.strip()))
         if not matches:
-            raise app.UsageError(f"--input_file: no file matches {pattern!r}")
+            raise FileNotFoundError(f"--input_file: no file matches {pattern!r}")
         paths.extend(matches)
     counts = vocab_learning.count_words(paths, FLAGS.do_lower_case, FLAGS.max_lines or None)
     tokens = vocab_learning.learn_wordpiece_vocab(
@@ -43,4 +45,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.run(main)

@@ -5,7 +5,9 @@ TFRecord schema), parallel and streaming: memory is bounded by --shard_size_mb p
 rerun with the same arguments resumes or skips finished work. See bert_tf/data/pretraining/job.py.
 """
 
-from absl import app, flags, logging
+from absl import flags, logging
+
+from bert_tf import cli
 
 FLAGS = flags.FLAGS
 
@@ -50,12 +52,8 @@ def main(_):
         dupe_factor=FLAGS.dupe_factor, masked_lm_prob=FLAGS.masked_lm_prob,
         short_seq_prob=FLAGS.short_seq_prob, shard_size_mb=FLAGS.shard_size_mb,
         dynamic_masking=FLAGS.dynamic_masking)
-    try:
-        create_pretraining_data(FLAGS.input_file, FLAGS.output_file, options,
-                                num_workers=FLAGS.num_workers)
-    except ValueError as e:  # bad input or settings: a message, not a traceback
-        logging.error("%s", e)
-        raise SystemExit(1)
+    create_pretraining_data(FLAGS.input_file, FLAGS.output_file, options,
+                            num_workers=FLAGS.num_workers)
 
 
 if __name__ == "__main__":
@@ -63,4 +61,4 @@ if __name__ == "__main__":
     flags.mark_flag_as_required("output_file")
     flags.mark_flag_as_required("vocab_file")
     logging.set_verbosity(logging.INFO)
-    app.run(main)
+    cli.run(main)

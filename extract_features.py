@@ -11,8 +11,9 @@ defaults, input and JSON-lines output), streaming and resumable, with an optiona
   # + --export_dir=serving/encoder   (the encoder as a SavedModel for TensorFlow Serving)
 """
 
-from absl import app, flags
+from absl import flags
 
+from bert_tf import cli
 from bert_tf import flags as common
 
 FLAGS = flags.FLAGS
@@ -67,4 +68,4 @@ def main(argv):
 if __name__ == "__main__":
     flags.mark_flag_as_required("input_file")
     flags.mark_flag_as_required("init_checkpoint")
-    app.run(main)
+    cli.run(main)

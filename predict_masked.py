@@ -11,8 +11,9 @@ bert_model.ckpt, or a HuggingFace BertForPreTraining/BertForMaskedLM folder).
       --export_dir=serving/fill_mask --top_k=5
 """
 
-from absl import app, flags
+from absl import flags
 
+from bert_tf import cli
 from bert_tf import flags as common
 
 FLAGS = flags.FLAGS
@@ -57,4 +58,4 @@ def main(argv):
 
 if __name__ == "__main__":
     flags.mark_flag_as_required("init_checkpoint")
-    app.run(main)
+    cli.run(main)

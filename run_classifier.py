@@ -14,8 +14,9 @@ and --load_best_at_end) as a SavedModel for TensorFlow Serving: the task's label
 except for CoLA, SST-2 and generic tasks without --text_b_column, a score for STS-B.
 """
 
-from absl import app, flags
+from absl import flags
 
+from bert_tf import cli
 from bert_tf import flags as common
 
 FLAGS = flags.FLAGS
@@ -105,4 +106,4 @@ def main(argv):
 
 if __name__ == "__main__":
     flags.mark_flag_as_required("output_dir")
-    app.run(main)
+    cli.run(main)

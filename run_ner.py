@@ -12,8 +12,9 @@ learnt as BIO, first-WordPiece labelling, windows for long inputs, conlleval ent
 byte offsets of raw text).
 """
 
-from absl import app, flags
+from absl import flags
 
+from bert_tf import cli
 from bert_tf import flags as common
 
 FLAGS = flags.FLAGS
@@ -52,4 +53,4 @@ def main(argv):
 
 if __name__ == "__main__":
     flags.mark_flag_as_required("output_dir")
-    app.run(main)
+    cli.run(main)

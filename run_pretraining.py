@@ -8,8 +8,9 @@ mixed precision, XLA, LAMB, gradient accumulation, held-out evaluation and dynam
 --export_dir (with --vocab_file) writes the encoder as a SavedModel for TensorFlow Serving.
 """
 
-from absl import app, flags
+from absl import flags
 
+from bert_tf import cli
 from bert_tf import flags as common
 
 FLAGS = flags.FLAGS
@@ -52,4 +53,4 @@ def main(argv):
 
 if __name__ == "__main__":
     flags.mark_flag_as_required("output_dir")
-    app.run(main)
+    cli.run(main)

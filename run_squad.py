@@ -13,8 +13,9 @@ with --do_eval, eval_results.json (official metrics) to --output_dir; with --exp
 SavedModel for TensorFlow Serving (question + context in, the best answer out).
 """
 
-from absl import app, flags
+from absl import flags
 
+from bert_tf import cli
 from bert_tf import flags as common
 
 FLAGS = flags.FLAGS
@@ -73,4 +74,4 @@ def main(argv):
 if __name__ == "__main__":
     flags.mark_flag_as_required("vocab_file")
     flags.mark_flag_as_required("output_dir")
-    app.run(main)
+    cli.run(main)

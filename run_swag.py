@@ -11,8 +11,9 @@ train_full.csv/val_full.csv layouts; accuracy).
 in, one score per ending out).
 """
 
-from absl import app, flags
+from absl import flags
 
+from bert_tf import cli
 from bert_tf import flags as common
 
 FLAGS = flags.FLAGS
@@ -50,4 +51,4 @@ def main(argv):
 
 if __name__ == "__main__":
     flags.mark_flag_as_required("output_dir")
-    app.run(main)
+    cli.run(main)

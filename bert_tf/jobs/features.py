@@ -72,6 +72,8 @@ class FeatureOptions(ModelOptions):
             raise ValueError("--input_file is required")
         if not fileio.exists(self.input_file):
             raise FileNotFoundError(f"--input_file {self.input_file} does not exist")
+        if not has_text(self.input_file):
+            raise ValueError(f"{self.input_file}: no text (the file is empty or blank)")
         if not (self.output_file or self.compact_file):
             raise ValueError("--output_file is required (or --compact_file alone)")
         for flag in ("output_file", "compact_file"):
@@ -125,6 +127,12 @@ def read_lines(path):
             except UnicodeDecodeError as e:
                 raise ValueError(f"{path}:{index + 1}: not UTF-8 ({e})") from None
             yield (index, *split_pair(line))
+
+
+def has_text(path):
+    """Whether a line of `path` holds more than whitespace (reads up to the first that does)."""
+    with fileio.open_binary(path) as f:
+        return any(line.strip() for line in f)
 
 
 def split_pair(line):

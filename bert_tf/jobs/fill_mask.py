@@ -170,19 +170,38 @@ def _texts(opts):
                 yield i, text, f"{opts.input_file}:{i + 1}"
 
 
-def load(opts):
-    """Validates opts; returns (tokenizer, the BertPretrainer with the checkpoint's head)."""
+def _validated_tokenizer(opts):
     opts.resolve_vocab_file()
     opts.validate()
-    tokenizer = load_tokenizer(opts)
-    return tokenizer, load_masked_lm(opts.config, opts.init_checkpoint)
+    return load_tokenizer(opts)
 
 
-def predict(opts, tokenizer=None, model=None):
-    """Yields one result dict per text: {"linex_index", "text", "tokens", "masks": [{"position",
-    "predictions": [{"token", "token_id", "probability"}]}]}."""
+def load(opts):
+    """Validates opts; returns (tokenizer, the BertPretrainer with the checkpoint's head)."""
+    return _validated_tokenizer(opts), load_masked_lm(opts.config, opts.init_checkpoint)
+
+
+def encode_texts(opts, tokenizer):
+    """The MaskedText of every text; raises ValueError naming the text or line without a
+    [MASK], and an input file without any text."""
+    if not (opts.texts or opts.input_file):
+        return []                               # --export_dir alone
+    items = [encode_masked(tokenizer, index, text, opts.max_seq_length, where)
+             for index, text, where in _texts(opts)]
+    if opts.input_file and not items:
+        raise ValueError(f"{opts.input_file}: no text (the file is empty or blank)")
+    return items
+
+
+def predict(opts, tokenizer=None, model=None, items=None):
+    """Yields one result dict per text (per MaskedText of `items` when given): {"linex_index",
+    "text", "tokens", "masks": [{"position", "predictions": [{"token", "token_id",
+    "probability"}]}]}."""
     if model is None:
         tokenizer, model = load(opts)
+    if items is None:
+        items = (encode_masked(tokenizer, index, text, opts.max_seq_length, where)
+                 for index, text, where in _texts(opts))
     vocab = tokenizer.vocabulary.id_to_token
     excluded = [] if opts.include_special_tokens else special_token_ids(vocab)
     # A model whose vocab_size exceeds the vocabulary file (padded tables) has ids no token
@@ -204,8 +223,8 @@ def predict(opts, tokenizer=None, model=None):
                    "masks": masks}
         batch.clear()
 
-    for index, text, where in _texts(opts):
-        batch.append(encode_masked(tokenizer, index, text, opts.max_seq_length, where))
+    for item in items:
+        batch.append(item)
         if len(batch) == opts.batch_size:
             yield from run_batch()
     if batch:
@@ -216,8 +235,10 @@ def run(opts):
     """Predicts every text (writing JSON lines to opts.output_file, atomically, when set), then
     exports the model with opts.export_dir. Returns the list of results."""
     start = time.perf_counter()
-    tokenizer, model = load(opts)
-    results = list(predict(opts, tokenizer, model)) if opts.texts or opts.input_file else []
+    tokenizer = _validated_tokenizer(opts)
+    items = encode_texts(opts, tokenizer)        # bad text stops the run before the model loads
+    model = load_masked_lm(opts.config, opts.init_checkpoint)
+    results = list(predict(opts, tokenizer, model, items))
     if opts.output_file:
         fileio.atomic_write_text(opts.output_file,
                                  "".join(json.dumps(r) + "\n" for r in results))

@@ -57,11 +57,26 @@ def build_model(opts):
     return BertPretrainer(BertEncoder(opts.config))
 
 
+def check_inputs(opts):
+    """The first record of the training and evaluation inputs, read before the model is built:
+    a wrong file stops the run with its name rather than inside the first step."""
+    from bert_tf.data.pretraining.dataset import check_first_record
+    patterns = []
+    if opts.do_train:
+        patterns.append(opts.input_file)
+    if opts.do_eval:
+        patterns.append(opts.eval_input_file or opts.input_file)
+    for pattern in dict.fromkeys(patterns):
+        check_first_record(pattern, opts.max_seq_length, opts.max_predictions_per_seq,
+                           opts.dynamic_masking)
+
+
 def run(opts, strategy):
     """Trains and/or evaluates, then exports the encoder with --export_dir; returns {"train":
     values or None, "eval": values or None, "export": version path or None}."""
     from bert_tf.tasks.pretraining import PretrainingTask
     start(opts)
+    check_inputs(opts)
     setup = build_trainer(opts, strategy, lambda: build_model(opts),
                           PretrainingTask(use_next_sentence=opts.use_next_sentence),
                           opts.num_train_steps, opts.num_warmup_steps)

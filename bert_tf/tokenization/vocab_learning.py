@@ -55,7 +55,8 @@ class _Progress:
 
 def count_words(paths, do_lower_case=True, max_lines=None):
     """Counter of the words google-research's BasicTokenizer makes of the files' lines.
-    Files are read as UTF-8; undecodable bytes are dropped, as the tokenizer does."""
+    Files are read as UTF-8; undecodable bytes are dropped, as the tokenizer does. Raises
+    ValueError when they hold no word."""
     sizes = {}
     for path in paths:
         if not os.path.isfile(path):
@@ -78,6 +79,9 @@ def count_words(paths, do_lower_case=True, max_lines=None):
     for word, n in raw.items():  # normalise each distinct whitespace word once
         for piece in basic.normalize_word(word, do_lower_case):
             counts[piece] += n
+    if not counts:  # the WordPiece learner would fail on max() of nothing
+        raise ValueError(f"{', '.join(map(str, paths))}: no words to learn a vocabulary from "
+                         f"(empty or blank files)")
     log.info("%d distinct words (%d before normalisation)", len(counts), len(raw))
     return counts
 

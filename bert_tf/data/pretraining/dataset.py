@@ -47,6 +47,47 @@ def expand_input_patterns(input_patterns):
     return files
 
 
+def check_first_record(input_patterns, max_seq_length, max_predictions_per_seq,
+                       dynamic_masking=False):
+    """Checks the first record of the first file of `input_patterns` against the schema, so that
+    a text file, or records written with other lengths or masking, stop the run with the file
+    named instead of failing inside the first training step. Raises ValueError."""
+    path = expand_input_patterns(input_patterns)[0]
+    try:
+        record = next(iter(tf.data.TFRecordDataset(path).take(1)), None)
+    except tf.errors.DataLossError:
+        raise ValueError(f"{path}: not a TFRecord file (pre-training reads the output of "
+                         "create_pretraining_data.py)") from None
+    if record is None:
+        return
+    from google.protobuf.message import DecodeError
+    try:
+        features = tf.train.Example.FromString(record.numpy()).features.feature
+    except DecodeError:
+        raise ValueError(f"{path}: its records are not tf.train.Example protos") from None
+    for name in schema.feature_names(dynamic_masking=True):
+        if name not in features:
+            raise ValueError(f"{path}: the records have no {name} feature: not pre-training "
+                             "data")
+    if dynamic_masking and "masked_lm_ids" in features:
+        raise ValueError(f"{path}: the records are masked already (written without "
+                         "--dynamic_masking): read them without --dynamic_masking")
+    if not dynamic_masking and "masked_lm_ids" not in features:
+        raise ValueError(f"{path}: the records hold no masked_lm_* features (written with "
+                         "--dynamic_masking): read them with --dynamic_masking")
+    lengths = {name: max_seq_length for name in schema.SEQUENCE_FEATURES}
+    if not dynamic_masking:
+        lengths.update({name: max_predictions_per_seq for name in schema.MASKED_LM_FEATURES})
+    for name, expected in lengths.items():
+        kind = features[name].WhichOneof("kind")
+        found = len(getattr(features[name], kind).value) if kind else 0
+        if found != expected:
+            flag = ("max_seq_length" if name in schema.SEQUENCE_FEATURES
+                    else "max_predictions_per_seq")
+            raise ValueError(f"{path}: {name} has {found} values, not --{flag}={expected}: "
+                             f"the records were written with --{flag}={found}")
+
+
 def make_pretraining_dataset(input_patterns, batch_size, max_seq_length,
                              max_predictions_per_seq, *, is_training=True, drop_remainder=None,
                              repeat=None, dynamic_masking=False, vocab_file=None,

@@ -91,7 +91,10 @@ def read_swag(path, num_choices=4, skip_bad_rows=False):
         header = next(reader)
     except StopIteration:
         raise SwagError(f"{path}: empty file") from None
-    layout = detect_layout(header)
+    try:
+        layout = detect_layout(header)
+    except SwagError as e:
+        raise SwagError(f"{path}:{reader.line_num}: {e}") from None
     examples, skipped = [], 0
     has_label = layout == "regular" and "label" in header
     line = reader.line_num
