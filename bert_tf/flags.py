@@ -83,7 +83,7 @@ _HELP = {
 
 # Flags whose values become the options of bert_tf.jobs.common.ModelOptions and its subclasses.
 MODEL_OPTIONS = ("init_checkpoint", "vocab_file", "do_lower_case", "max_seq_length",
-                 "export_dir")
+                 "export_dir", "export_precision", "export_jit_compile")
 TRAINING_OPTIONS = MODEL_OPTIONS + (
     "output_dir", "do_train", "do_eval", "train_batch_size", "eval_batch_size", "learning_rate",
     "save_checkpoints_steps", "iterations_per_loop", "optimizer", "lr_decay_from",
@@ -100,7 +100,15 @@ def define_vocab_flags(helps=None):
 
 
 def define_export_flag(helps=None):
+    """--export_dir, and how the exported model computes."""
     flags.DEFINE_string("export_dir", None, dict(_HELP, **(helps or {}))["export_dir"])
+    flags.DEFINE_enum("export_precision", None, ["fp32", "bf16"],
+                      "--export_dir: compute in float32, or in bfloat16 (float32 variables "
+                      "and outputs; faster on CPUs with AVX512_BF16/AMX); default: the "
+                      "training precision.")
+    flags.DEFINE_bool("export_jit_compile", False,
+                      "--export_dir: XLA-compile the served model (faster; "
+                      "tensorflow_model_server then needs --xla_cpu_compilation_enabled=true).")
 
 
 def define_training_flags(*, max_seq_length=128, train_batch_size=32, learning_rate=5e-5,
@@ -200,7 +208,8 @@ def runtime_from_flags():
 
 
 def setup_logging(output_dir=None):
-    """INFO to stderr, and to output_dir/log.txt when given."""
+    """INFO to stderr, and to output_dir/log.txt when given and local (a URL output_dir gets no
+    log.txt: object stores cannot append; a warning says so)."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     from absl import logging as absl_logging
     absl_logging.set_verbosity(absl_logging.INFO)
@@ -212,7 +221,11 @@ def setup_logging(output_dir=None):
         handler._bert_tf = True
         root.addHandler(handler)
         absl_logging.get_absl_handler().setLevel(logging.WARNING)
-    if output_dir:
+    if output_dir and "://" in str(output_dir):
+        logging.getLogger("bert_tf").warning(
+            "--output_dir %s is a URL: the log goes to stderr only, not to log.txt there",
+            output_dir)
+    elif output_dir:
         os.makedirs(output_dir, exist_ok=True)
         file_handler = logging.FileHandler(os.path.join(output_dir, "log.txt"))
         file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))

@@ -254,9 +254,9 @@ def test_casing_must_match_a_released_checkpoint(tmp_path):
     _tiny_options(tmp_path, do_train=True, do_lower_case=True, init_checkpoint=ckpt).validate()
 
 
-def test_export_dir_must_be_a_local_folder(tmp_path):
-    with pytest.raises(ValueError, match="--export_dir gs://b/m: export to a local folder"):
-        _tiny_options(tmp_path, do_train=True, export_dir="gs://b/m").validate()
+def test_a_url_export_dir_is_accepted_without_touching_local_folders(tmp_path):
+    _tiny_options(tmp_path, do_train=True, export_dir="gs://b/m").validate()
+    assert not os.path.exists("gs:") and os.listdir(tmp_path) == []
 
 
 def test_best_keeping_needs_periodic_evaluation(tmp_path):

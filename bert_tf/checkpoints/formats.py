@@ -1,8 +1,8 @@
 """Recognising checkpoint formats and their configs; reading any of them into google names."""
 
-import glob
 import os
 
+from bert_tf import fileio
 from bert_tf.checkpoints.hf import is_hf_folder, read_hf
 from bert_tf.checkpoints.native import is_native_checkpoint, read_native
 from bert_tf.checkpoints.tf1 import is_tf1_checkpoint, read_tf1
@@ -18,7 +18,7 @@ def _latest_prefix(folder):
     latest = tf.train.latest_checkpoint(folder)
     if latest:
         return latest
-    indexes = sorted(glob.glob(os.path.join(folder, "*.index")))
+    indexes = sorted(tf.io.gfile.glob(os.path.join(folder, "*.index")))
     if len(indexes) == 1:
         return indexes[0][: -len(".index")]
     if len(indexes) > 1:
@@ -28,14 +28,15 @@ def _latest_prefix(folder):
 
 
 def resolve(path):
-    """(format, location): ("hf", folder), ("tf1", prefix) or ("native", prefix)."""
+    """(format, location): ("hf", folder), ("tf1", prefix) or ("native", prefix). TF1 and
+    native checkpoints may be URLs (gs://...)."""
     path = os.fspath(path)
     if is_hf_folder(path):
         return "hf", path
     if path.endswith(".safetensors") and os.path.isfile(path):
         return "hf", path
     prefix = path
-    if os.path.isdir(path):
+    if fileio.isdir(path):
         prefix = _latest_prefix(path)
         if prefix is None:
             raise FileNotFoundError(
@@ -43,7 +44,7 @@ def resolve(path):
                 "file, or a *.index file)")
     elif path.endswith(".index"):
         prefix = path[: -len(".index")]
-    if not os.path.exists(prefix + ".index"):
+    if not fileio.exists(prefix + ".index"):
         raise FileNotFoundError(f"{path}: no such checkpoint ({prefix}.index does not exist)")
     if is_native_checkpoint(prefix):
         return "native", prefix

@@ -260,7 +260,9 @@ class BestKeeper:
 
     def _save_best(self, step, values):
         from bert_tf.checkpoints import save_weights
-        with fileio.atomic_dir(self.best_dir) as tmp:
+        # eval_results.txt last: on a URL, where best/ is replaced file by file, a restart
+        # that finds it finds the whole checkpoint
+        with fileio.atomic_dir(self.best_dir, last=("eval_results.txt",)) as tmp:
             save_weights(self.model, tmp, "native", vocab_file=self.opts.vocab_file)
             write_eval_results(os.path.join(tmp, "eval_results.txt"),
                                dict(values, global_step=step, best_metric=self.metric))

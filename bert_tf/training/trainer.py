@@ -5,12 +5,12 @@ computes gradients on its batch (optionally over k micro-batches), Keras' optimi
 and applies them. `steps_per_loop` steps run inside one tf.function call (google-research's
 `iterations_per_loop`). Checkpoints (model, optimizer, step and, where the strategy allows, the
 input iterator) go through tf.train.CheckpointManager every `checkpoint_steps`; a rerun with the
-same output_dir resumes; SIGTERM ends the current loop, saves and returns.
+same output_dir resumes; SIGTERM ends the current loop, saves and returns. output_dir may be
+a URL (gs://...): checkpoints and TensorBoard summaries go through tf.io.gfile.
 """
 
 import logging
 import os
-import shutil
 import signal
 import threading
 
@@ -111,7 +111,9 @@ class Trainer:
             return None
         path = self.manager.save(checkpoint_number=self.optimizer.iterations)
         if not self._is_chief():
-            shutil.rmtree(self._checkpoint_dir(), ignore_errors=True)
+            folder = self._checkpoint_dir()
+            if tf.io.gfile.exists(folder):                  # output_dir may be a URL
+                tf.io.gfile.rmtree(folder)
             return None
         logger.info("saved checkpoint %s", path)
         return path
