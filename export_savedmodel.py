@@ -17,8 +17,9 @@ regression, SQuAD, tagger (NER), multiple-choice (SWAG), fill-mask or bare encod
       --export_dir=serving/fill_mask
 """
 
-from absl import app, flags
+from absl import flags
 
+from bert_tf import cli
 from bert_tf import flags as common
 from bert_tf.serving.names import TASKS
 
@@ -44,12 +45,22 @@ flags.DEFINE_integer("max_seq_length", 128,
                      "Sequence length of the raw-text and tf.Example signatures.")
 flags.DEFINE_integer("max_query_length", 64, "SQuAD: question tokens kept.")
 flags.DEFINE_integer("max_answer_length", 30, "SQuAD: longest answer, in WordPieces.")
+flags.DEFINE_integer("doc_stride", 128,
+                     "SQuAD: distance between the starts of a long context's windows.")
 flags.DEFINE_integer("num_choices", 4, "multiple_choice: endings per request row (SWAG: 4).")
 flags.DEFINE_integer("top_k", 5, "fill_mask: predictions per [MASK].")
 flags.DEFINE_bool("include_special_tokens", False,
                   "fill_mask: also rank [PAD], [CLS], [SEP], [MASK], [UNK] and [unusedN].")
 flags.DEFINE_integer("version", None, "Version number (default: the next free one).")
 flags.DEFINE_bool("warmup", True, "Write assets.extra/tf_serving_warmup_requests.")
+flags.DEFINE_enum("precision", None, ["fp32", "bf16"],
+                  "Compute in float32, or in bfloat16 with float32 variables and outputs "
+                  "(faster on CPUs with AVX512_BF16 or AMX; labels agree with fp32 on 99.5%+ "
+                  "of MRPC dev, see benchmarks/results/serving.md); default: as trained.")
+flags.DEFINE_bool("jit_compile", False,
+                  "XLA-compile the model function (requests are padded to a few bucket "
+                  "shapes, compiled while the server loads the warm-up requests); "
+                  "tensorflow_model_server needs --xla_cpu_compilation_enabled=true.")
 flags.DEFINE_bool("text_signatures", True,
                   "Include serving_default (raw text; needs two TensorFlow Text ops, present "
                   "in stock tensorflow_model_server). --notext_signatures exports only "
@@ -69,12 +80,14 @@ def main(argv):
         do_lower_case=FLAGS.do_lower_case, max_seq_length=FLAGS.max_seq_length,
         labels=FLAGS.labels, text_pair=FLAGS.text_pair,
         max_query_length=FLAGS.max_query_length, max_answer_length=FLAGS.max_answer_length,
+        doc_stride=FLAGS.doc_stride,
         num_choices=FLAGS.num_choices, top_k=FLAGS.top_k,
         include_special_tokens=FLAGS.include_special_tokens, version=FLAGS.version,
-        warmup=FLAGS.warmup, text_signatures=FLAGS.text_signatures)
+        warmup=FLAGS.warmup, text_signatures=FLAGS.text_signatures,
+        precision=FLAGS.precision, jit_compile=FLAGS.jit_compile)
     print(f"exported {run(opts)}")
 
 
 if __name__ == "__main__":
     flags.mark_flags_as_required(["export_dir", "init_checkpoint"])
-    app.run(main)
+    cli.run(main)

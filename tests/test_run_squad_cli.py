@@ -71,7 +71,8 @@ def test_mirrored_run_on_two_cpu_devices_answers_every_question(tmp_path):
     assert (tmp_path / "export" / "1" / "saved_model.pb").is_file()
     info = json.loads((tmp_path / "export" / "1" / "assets.extra" / "export_info.json")
                       .read_text())
-    assert (info["task"], info["seq_length"], info["max_query_length"]) == ("squad", 64, 16)
+    assert ((info["task"], info["seq_length"], info["max_query_length"], info["doc_stride"])
+            == ("squad", 64, 16, 24))
 
 
 def test_command_line_error_names_the_problem(tmp_path):

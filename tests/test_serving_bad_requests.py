@@ -58,8 +58,7 @@ def test_empty_batch_gives_empty_outputs():
     out = _call("classifier", "serving_default", text_a=empty, text_b=empty)
     assert out["logits"].shape == (0, 2) and out["label"].shape == (0,)
     out = _call("squad", "serving_default", question=empty, context=empty)
-    assert out["start_logits"].shape == (0, support.SQUAD_SEQ)
-    assert out["answer_text"].shape == (0,)
+    assert out["answer_text"].shape == out["num_windows"].shape == (0,)
     out = _call("tagger", "serve_features", **_features(rows=0))
     assert out["label"].shape == (0, support.SEQ)
     assert _call("classifier", "serve_examples", examples=empty)["logits"].shape == (0, 2)
@@ -80,7 +79,8 @@ def test_empty_context_has_no_answer():
     assert list(out["answer_text"]) == [b"", b""]
     assert list(out["answer_start"]) == [-1, -1] and list(out["answer_end"]) == [-1, -1]
     assert list(out["answer_token_start"]) == [-1, -1] and list(out["score"]) == [0.0, 0.0]
-    assert not out["context_truncated"].any()
+    assert list(out["answer_window"]) == [-1, -1]
+    assert list(out["num_windows"]) == [1, 1]       # the question alone: no context token
 
 
 def test_empty_text_tags_nothing():
@@ -98,21 +98,22 @@ def test_text_longer_than_max_seq_length_is_truncated_like_run_classifier():
     np.testing.assert_allclose(out["logits"], expected["logits"], rtol=1e-4, atol=1e-5)
 
 
-def test_long_context_is_cut_to_the_first_window_and_flagged():
+def test_long_context_is_read_in_windows():
     context = "The answer is at the start. " + LONG_TEXT
     out = _call("squad", "serving_default", question=tf.constant(["Where is the answer?"]),
                 context=tf.constant([context]))
-    assert out["context_truncated"].tolist() == [True]
+    assert out["num_windows"][0] > 1
+    assert 0 <= out["answer_window"][0] < out["num_windows"][0]
     assert 0 <= out["answer_start"][0] < out["answer_end"][0] <= len(context)
-    assert out["token_end_offsets"].max() <= len(context)
 
 
 def test_long_question_keeps_max_query_length_tokens():
+    """The cut question leaves seq_length - 3 - max_query_length context tokens per window."""
     question = " ".join(["why"] * 100)
-    out = _call("squad", "serving_default", question=tf.constant([question]),
-                context=tf.constant(["Because it is."]))
-    first_context_token = int(np.argmax(out["token_start_offsets"][0] >= 0))
-    assert first_context_token == support.SQUAD_QUERY + 2      # [CLS] question [SEP]
+    room = support.SQUAD_SEQ - 3 - support.SQUAD_QUERY
+    out = _call("squad", "serving_default", question=tf.constant([question] * 2),
+                context=tf.constant([" ".join(["word"] * n) for n in (room, room + 1)]))
+    assert out["num_windows"].tolist() == [1, 2]
 
 
 def test_long_text_tags_the_first_tokens():

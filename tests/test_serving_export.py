@@ -51,10 +51,9 @@ DOCUMENTED = {
                          {"score": (F, "(-1)")}, {"score": (F, "(-1)")}),
     "squad": _three(
         {"question": (S, "(-1)"), "context": (S, "(-1)")},
-        dict(_SPAN, start_logits=(F, "(-1, 128)"), end_logits=(F, "(-1, 128)"),
-             token_start_offsets=(I64, "(-1, 128)"), token_end_offsets=(I64, "(-1, 128)"),
-             answer_text=(S, "(-1)"), answer_start=(I64, "(-1)"), answer_end=(I64, "(-1)"),
-             context_truncated=(B, "(-1)")),
+        dict(_SPAN, answer_text=(S, "(-1)"), answer_start=(I64, "(-1)"),
+             answer_end=(I64, "(-1)"), answer_window=(I, "(-1)"), null_score=(F, "(-1)"),
+             num_windows=(I, "(-1)")),
         dict(_SPAN, start_logits=(F, "(-1, -1)"), end_logits=(F, "(-1, -1)")),
         dict(_SPAN, start_logits=(F, "(-1, 128)"), end_logits=(F, "(-1, 128)"),
              unique_ids=(I64, "(-1)"))),
@@ -239,9 +238,23 @@ def test_vocabulary_must_fit_the_model(tmp_path):
         _quick_export(small, tmp_path)
 
 
-def test_export_dir_must_be_local(tmp_path):
-    with pytest.raises(ValueError, match="local folder"):
-        _quick_export(_encoder(), "gs://bucket/models/bert")
+def test_export_to_a_url_numbers_versions_there(tmp_path):
+    """ram:// stands for gs://: versions are listed, numbered and loaded through tf.io.gfile."""
+    export_dir = "ram://test_serving_export/models/bert"
+    tf.io.gfile.makedirs(f"{export_dir}/4")
+    model = _encoder()
+    assert _quick_export(model, export_dir) == f"{export_dir}/5"
+    assert _quick_export(model, export_dir + "/") == f"{export_dir}/6"
+    assert sorted(tf.io.gfile.listdir(export_dir)) == ["4", "5", "6"], "no staging may remain"
+    assert serving.next_version(export_dir) == 7
+    with pytest.raises(FileExistsError, match="never overwritten"):
+        _quick_export(model, export_dir, version=6)
+    features = support.classifier_features(support.mrpc_pairs(2)[0], seq_length=32)
+    out = support.loaded_path(f"{export_dir}/6").signatures["serve_features"](
+        **{k: tf.constant(v) for k, v in features.items()})
+    np.testing.assert_allclose(out["pooled_output"],
+                               support.keras_outputs(model, features)["pooled_output"], atol=1e-5)
+    assert not os.path.exists("ram:") and not os.path.exists(tmp_path / "ram:")
 
 
 def test_job_refuses_a_checkpoint_without_the_head(tmp_path):

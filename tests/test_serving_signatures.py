@@ -8,12 +8,14 @@ import pytest
 
 import test_serving_support as support
 from bert_tf.serving import graph_ops
+from bert_tf.serving.padding import length_buckets
 from bert_tf.tokenization import serving_ops
 from helpers import shared_path
 
 SIGNATURES = ("serving_default", "serve_features", "serve_examples")
 FEATURES = ("input_ids", "input_mask", "segment_ids")
 TOLERANCE = dict(rtol=1e-4, atol=1e-5)
+SQUAD_WINDOW_SIGNATURES = ("serve_features", "serve_examples")   # one packed window per row
 
 
 def _job(kind, texts, features, unique_ids=None):
@@ -26,7 +28,8 @@ def _job(kind, texts, features, unique_ids=None):
 
 
 def _squad_reference():
-    """run_squad's first window of each sample question (Python FullTokenizer features)."""
+    """run_squad's windows of each sample question (Python FullTokenizer features); the first
+    window of each feeds serve_features and serve_examples."""
     from bert_tf.data.squad.examples import read_squad_examples
     from bert_tf.data.squad.features import convert_examples_to_features
     questions = support.squad_questions()
@@ -37,12 +40,12 @@ def _squad_reference():
     order = [qid for qid, _, _ in questions]
     examples.sort(key=lambda e: order.index(e.qas_id))
     features = convert_examples_to_features(
-        examples, support.full_tokenizer(), support.SQUAD_SEQ, doc_stride=64,
+        examples, support.full_tokenizer(), support.SQUAD_SEQ, doc_stride=support.SQUAD_STRIDE,
         max_query_length=support.SQUAD_QUERY, is_training=False)
     first = [next(f for f in features if f.example_index == i) for i in range(len(examples))]
     windows = [sum(f.example_index == i for f in features) for i in range(len(examples))]
     arrays = {k: np.array([getattr(f, k) for f in first], np.int32) for k in FEATURES}
-    return questions, examples, first, windows, arrays
+    return questions, examples, features, first, windows, arrays
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +59,7 @@ def served():
     sentences = support.conll_sentences()
     refs["tagger"] = support.classifier_features(sentences)
     refs["encoder"] = support.classifier_features(a)
-    questions, examples, first, windows, squad_features = _squad_reference()
+    questions, examples, all_windows, first, windows, squad_features = _squad_reference()
     refs["squad"] = squad_features
     unique_ids = [f.unique_id for f in first]
     jobs = {
@@ -77,7 +80,8 @@ def served():
     keras = {kind: support.keras_outputs(support.exported(kind)[0], refs[kind]) for kind in jobs}
     return {"report": report, "results": results, "keras": keras, "refs": refs,
             "op_types": op_types, "sentences": sentences, "questions": questions,
-            "examples": examples, "first": first, "windows": windows,
+            "examples": examples, "all_windows": all_windows, "first": first,
+            "windows": windows,
             "unique_ids": unique_ids}
 
 
@@ -114,22 +118,35 @@ def test_regression_signatures_match_keras_on_stsb(served):
 
 
 def test_encoder_signatures_match_keras(served):
+    """Per-token outputs match at the tokens; past them (padding the model never ran on: each
+    request is cut to its bucketed longest row) they are zero."""
     keras = served["keras"]["encoder"]
-    for output in ("pooled_output", "sequence_output"):
-        for signature, value in _each_signature(served, "encoder", output):
-            assert value.dtype == np.float32
-            np.testing.assert_allclose(value, keras[output], **TOLERANCE, err_msg=signature)
+    tokens = served["refs"]["encoder"]["input_mask"] == 1
+    for signature, value in _each_signature(served, "encoder", "pooled_output"):
+        assert value.dtype == np.float32
+        np.testing.assert_allclose(value, keras["pooled_output"], **TOLERANCE,
+                                   err_msg=signature)
+    for signature, value in _each_signature(served, "encoder", "sequence_output"):
+        assert value.dtype == np.float32 and value.shape == keras["sequence_output"].shape
+        np.testing.assert_allclose(value[tokens], keras["sequence_output"][tokens], **TOLERANCE,
+                                   err_msg=signature)
+        longest = tokens.sum(axis=1).max()
+        bucket = min(b for b in length_buckets(support.SEQ) if b >= longest)
+        assert bucket < support.SEQ and not value[:, bucket:].any(), signature
     np.testing.assert_array_equal(served["results"]["encoder/serving_default/input_mask"],
                                   served["refs"]["encoder"]["input_mask"])
 
 
 def test_tagger_signatures_match_keras_on_conll(served):
     logits = served["keras"]["tagger"]["logits"]
-    for signature, value in _each_signature(served, "tagger", "logits"):
-        np.testing.assert_allclose(value, logits, **TOLERANCE, err_msg=signature)
-    for signature, value in _each_signature(served, "tagger", "label_id"):
-        np.testing.assert_array_equal(value, logits.argmax(-1), err_msg=signature)
     mask = served["refs"]["tagger"]["input_mask"]
+    tokens = mask == 1
+    for signature, value in _each_signature(served, "tagger", "logits"):
+        assert value.shape == logits.shape
+        np.testing.assert_allclose(value[tokens], logits[tokens], **TOLERANCE, err_msg=signature)
+    for signature, value in _each_signature(served, "tagger", "label_id"):
+        np.testing.assert_array_equal(value[tokens], logits.argmax(-1)[tokens],
+                                      err_msg=signature)
     tokens = served["results"]["tagger/serving_default/tokens"]
     labels = served["results"]["tagger/serving_default/label"]
     starts = served["results"]["tagger/serving_default/token_start_offsets"]
@@ -149,16 +166,18 @@ def test_tagger_signatures_match_keras_on_conll(served):
 
 
 def test_squad_logits_match_keras_on_run_squad_features(served):
-    """The in-graph tokenization and packing give run_squad's first window exactly."""
+    """serve_features and serve_examples on run_squad's first windows; serving_default reads
+    as many windows as run_squad makes."""
     keras = served["keras"]["squad"]
     for output in ("start_logits", "end_logits"):
-        for signature, value in _each_signature(served, "squad", output):
+        for signature in SQUAD_WINDOW_SIGNATURES:
+            value = served["results"][f"squad/{signature}/{output}"]
             np.testing.assert_allclose(value, keras[output], **TOLERANCE, err_msg=signature)
     np.testing.assert_array_equal(served["results"]["squad/serve_examples/unique_ids"],
                                   served["unique_ids"])
-    truncated = served["results"]["squad/serving_default/context_truncated"]
-    assert list(truncated) == [w > 1 for w in served["windows"]]
-    assert 0 < sum(truncated) < len(truncated), "the sample should hold short and long contexts"
+    num_windows = served["results"]["squad/serving_default/num_windows"]
+    assert list(num_windows) == served["windows"]
+    assert 1 < max(num_windows) and min(num_windows) == 1, "short and long contexts wanted"
 
 
 def _best_span(start, end, candidates, max_length):
@@ -172,7 +191,7 @@ def _best_span(start, end, candidates, max_length):
 
 def test_squad_best_span_is_the_best_valid_span(served):
     keras = served["keras"]["squad"]
-    for signature in SIGNATURES:
+    for signature in SQUAD_WINDOW_SIGNATURES:
         out = {k: served["results"][f"squad/{signature}/{k}"]
                for k in ("answer_token_start", "answer_token_end", "score")}
         for row, feature in enumerate(served["first"]):
@@ -183,22 +202,20 @@ def test_squad_best_span_is_the_best_valid_span(served):
 
 
 def test_squad_answer_text_matches_run_squad_postprocessing(served):
-    """answer_text is the context's bytes under the best span and, on this sample, the text
-    google-research's post-processing gives for the same window (single-window setting: every
-    token counts as having its maximum context there; n-best wide enough to see every span)."""
-    import dataclasses
-
+    """serving_default's answer over every window is the context's bytes under its span and
+    the text google-research's post-processing gives on the same windows (n-best wide enough
+    to see every span, as serving_default scores every valid pair)."""
     from bert_tf.data.squad.postprocess import RawResult, compute_predictions
-    keras = served["keras"]["squad"]
-    results = served["results"]
-    features, raw = [], []
-    for row, feature in enumerate(served["first"]):
-        features.append(dataclasses.replace(feature, token_is_max_context={
-            k: True for k in feature.token_is_max_context}))
-        raw.append(RawResult(feature.unique_id, keras["start_logits"][row],
-                             keras["end_logits"][row]))
-    python = compute_predictions(served["examples"], features, raw, n_best_size=support.SQUAD_SEQ,
+    windows = served["all_windows"]
+    logits = support.keras_outputs(
+        support.exported("squad")[0],
+        {k: np.array([getattr(f, k) for f in windows], np.int32) for k in FEATURES})
+    raw = [RawResult(f.unique_id, logits["start_logits"][i], logits["end_logits"][i])
+           for i, f in enumerate(windows)]
+    python = compute_predictions(served["examples"], windows, raw, n_best_size=support.SQUAD_SEQ,
                                  max_answer_length=support.SQUAD_ANSWER, do_lower_case=True)
+    results = served["results"]
+    later = 0
     for row, (qid, _, context) in enumerate(served["questions"]):
         start = results["squad/serving_default/answer_start"][row]
         end = results["squad/serving_default/answer_end"][row]
@@ -206,6 +223,8 @@ def test_squad_answer_text_matches_run_squad_postprocessing(served):
         assert 0 <= start < end <= len(context.encode("utf-8"))
         assert text == context.encode("utf-8")[start:end]
         assert text.decode("utf-8") == python.predictions[qid], qid
+        later += results["squad/serving_default/answer_window"][row] > 0
+    assert later, "some answers should come from a window after the first"
 
 
 def test_serve_features_holds_only_core_tensorflow_ops(served):

@@ -21,6 +21,7 @@ SEQ = 64            # classifier, regression, tagger, encoder
 SQUAD_SEQ = 128
 SQUAD_QUERY = 24    # max_query_length: questions of the sample get truncated too
 SQUAD_ANSWER = 12   # max_answer_length
+SQUAD_STRIDE = 64   # doc_stride: long contexts get overlapping windows
 CONLL_LABELS = ["O", "B-MISC", "I-MISC", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC"]
 MRPC_LABELS = ["0", "1"]
 CHOICE_SEQ = 32     # multiple_choice: short enough that some SWAG pairs get truncated
@@ -65,7 +66,7 @@ EXPORT_ARGS = {
     "classifier": dict(seq_length=SEQ, labels=MRPC_LABELS, text_pair=True),
     "regression": dict(seq_length=SEQ, text_pair=True),
     "squad": dict(seq_length=SQUAD_SEQ, max_query_length=SQUAD_QUERY,
-                  max_answer_length=SQUAD_ANSWER),
+                  max_answer_length=SQUAD_ANSWER, doc_stride=SQUAD_STRIDE),
     "tagger": dict(seq_length=SEQ, labels=CONLL_LABELS),
     "encoder": dict(seq_length=SEQ),
     "multiple_choice": dict(seq_length=CHOICE_SEQ, num_choices=NUM_CHOICES),

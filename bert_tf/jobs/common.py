@@ -74,6 +74,8 @@ class ModelOptions:
     do_lower_case: bool = True
     max_seq_length: int = 128
     export_dir: str = None               # after the run: a SavedModel for TF Serving here
+    export_precision: str = None         # "fp32" / "bf16"; None: the model's own
+    export_jit_compile: bool = False     # XLA in the SavedModel
 
     serving_task = None
     min_seq_length = 3                   # [CLS] token [SEP]
@@ -95,14 +97,16 @@ class ModelOptions:
     def validate_export(self):
         if not self.export_dir:
             return
-        if fileio.is_url(self.export_dir):
-            raise ValueError(f"--export_dir {self.export_dir}: export to a local folder (a "
-                             "version is renamed into place atomically), then copy it")
         from bert_tf.serving import TASKS
         if self.serving_task not in TASKS:
             raise ValueError(f"--export_dir: no {self.serving_task!r} serving task in this "
                              f"version of bert_tf.serving (it has {', '.join(TASKS)})")
         check_vocab_file(self.vocab_file)
+        if self.export_jit_compile and self.serving_task == "fill_mask":
+            raise ValueError("--export_jit_compile: not supported for the fill-mask export (its "
+                             "[MASK] positions have data-dependent shapes)")
+        from bert_tf.serving.warmup import require_serving_api
+        require_serving_api("--export_dir")     # before training, not after it
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -134,10 +138,11 @@ class TrainingOptions(ModelOptions):
 
 
 def start(opts):
-    """Fills in the vocabulary, validates, and creates output_dir with bert_config.json."""
+    """Fills in the vocabulary, validates, and creates output_dir (local or URL) with
+    bert_config.json."""
     opts.resolve_vocab_file()
     opts.validate()
-    os.makedirs(opts.output_dir, exist_ok=True)
+    fileio.makedirs(opts.output_dir)
     opts.config.to_json_file(os.path.join(opts.output_dir, "bert_config.json"))
 
 
@@ -252,7 +257,9 @@ def export_model(opts, model, task=None, seq_length=None, **task_options):
         return None
     from bert_tf.serving import export
     return export(model, task or opts.serving_task, opts.export_dir, opts.vocab_file,
-                  opts.do_lower_case, seq_length or opts.max_seq_length, **task_options)
+                  opts.do_lower_case, seq_length or opts.max_seq_length,
+                  precision=opts.export_precision, jit_compile=opts.export_jit_compile,
+                  **task_options)
 
 
 def summary_lines(result, eval_keys=None, predictions=None):

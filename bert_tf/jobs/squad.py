@@ -288,5 +288,6 @@ def run(opts, strategy):
         if opts.do_eval:
             result["eval"] = evaluate(opts, predictions, trainer.step)
     result["export"] = export_model(opts, setup.model, max_query_length=opts.max_query_length,
-                                    max_answer_length=opts.max_answer_length)
+                                    max_answer_length=opts.max_answer_length,
+                                    doc_stride=opts.doc_stride)
     return result

@@ -326,7 +326,7 @@ class Pipeline:
             [_script("export_savedmodel.py")] + _flags(
                 init_checkpoint=p("classifier", "best"), task="classifier",
                 labels=sorted(s.packages), max_seq_length=s.classifier_seq_length,
-                export_dir=p("serving"), warmup=None if _has_serving_api() else False),
+                export_dir=p("serving")),
             [p("serving", "1", "saved_model.pb")], clear=[p("serving")],
             report=self.report_export)
         yield Stage(
@@ -478,14 +478,6 @@ def _count_lines(path):
         return 0
     with open(path, encoding="utf-8") as f:
         return sum(1 for line in f if line.strip())
-
-
-def _has_serving_api():
-    import importlib.util
-    try:
-        return importlib.util.find_spec("tensorflow_serving.apis.prediction_log_pb2") is not None
-    except ImportError:
-        return False
 
 
 def _predictions(path):

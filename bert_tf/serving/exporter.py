@@ -2,7 +2,8 @@
 
 The version is written to a hidden staging folder inside export_dir (TF Serving only looks at
 numeric names) and renamed into place when complete, so a server polling export_dir never
-sees a half-written version and a failed export leaves nothing behind.
+sees a half-written version and a failed export leaves nothing behind. export_dir may be a URL
+(gs://...: TF Serving polls those too); see _staging for what differs there.
 """
 
 import contextlib
@@ -16,8 +17,10 @@ import time
 import tensorflow as tf
 
 from bert_tf import fileio
+from bert_tf.model.precision import with_dtype_policy
 from bert_tf.serving import names
 from bert_tf.serving.module import ServingModule
+from bert_tf.serving.padding import length_buckets
 from bert_tf.serving.tasks import make_task
 from bert_tf.serving.warmup import warmup_requests, write_warmup
 from bert_tf.tokenization import vocab as _vocab
@@ -25,14 +28,18 @@ from bert_tf.tokenization import vocab as _vocab
 logger = logging.getLogger("bert_tf")
 
 EXPORT_INFO = "export_info.json"
+# precision -> Keras dtype policy of the exported model (None: the model's own).
+PRECISIONS = {None: None, "fp32": "float32", "bf16": "mixed_bfloat16"}
 
 
 def existing_versions(export_dir):
-    """Numeric version folders already in export_dir, ascending."""
-    if not os.path.isdir(export_dir):
+    """Numeric version folders already in export_dir (local or URL), ascending."""
+    export_dir = str(export_dir)
+    if not tf.io.gfile.isdir(export_dir):
         return []
-    return sorted(int(n) for n in os.listdir(export_dir)
-                  if n.isdigit() and os.path.isdir(os.path.join(export_dir, n)))
+    names = (n.rstrip("/") for n in tf.io.gfile.listdir(export_dir))   # GCS lists "1/"
+    return sorted(int(n) for n in names
+                  if n.isdigit() and tf.io.gfile.isdir(os.path.join(export_dir, n)))
 
 
 def next_version(export_dir):
@@ -43,7 +50,25 @@ def next_version(export_dir):
 
 @contextlib.contextmanager
 def _staging(export_dir, version):
-    """Yields a hidden folder in export_dir; renamed to export_dir/<version> on success."""
+    """Yields a local folder to write the version in; it becomes export_dir/<version> on
+    success and is removed on failure.
+
+    Local export_dir: a hidden folder inside it, renamed into place atomically. URL: a local
+    temporary folder, published with fileio.publish_dir: uploaded into a hidden folder under
+    export_dir, then renamed in file by file with saved_model.pb last. Object stores cannot
+    rename a folder atomically, so a server polling at that moment may list the version while
+    the renames (quick, server-side, after every upload) are still running; without
+    saved_model.pb its load fails cleanly and TF Serving retries, rather than loading a partial
+    version.
+    """
+    if fileio.is_url(export_dir):
+        local = tempfile.mkdtemp(prefix=f"bert_tf-export-{version}-")
+        try:
+            yield local
+            fileio.publish_dir(local, f"{export_dir}/{version}", last=("saved_model.pb",))
+        finally:
+            shutil.rmtree(local, ignore_errors=True)
+        return
     final = os.path.join(export_dir, str(version))
     os.makedirs(export_dir, exist_ok=True)
     staging = tempfile.mkdtemp(prefix=f".tmp-export-{version}-", dir=export_dir)
@@ -59,9 +84,9 @@ def _staging(export_dir, version):
 
 
 def export(model, task, export_dir, vocab_file, do_lower_case, seq_length, labels=None, *,
-           text_pair=False, max_query_length=64, max_answer_length=30, num_choices=None,
-           top_k=5, include_special_tokens=False, version=None, warmup=True,
-           text_signatures=True):
+           text_pair=False, max_query_length=64, max_answer_length=30, doc_stride=128,
+           num_choices=None, top_k=5, include_special_tokens=False, version=None, warmup=True,
+           text_signatures=True, precision=None, jit_compile=False):
     """Exports `model` for TensorFlow Serving; returns the path of the new version folder.
 
     Args:
@@ -72,14 +97,17 @@ def export(model, task, export_dir, vocab_file, do_lower_case, seq_length, label
         float32 outputs.
       task: "classifier", "regression", "squad", "tagger", "encoder", "multiple_choice" or
         "fill_mask".
-      export_dir: local folder holding numeric versions (TF Serving's --model_base_path).
+      export_dir: folder or URL (gs://...) holding numeric versions (TF Serving's
+        --model_base_path).
       vocab_file, do_lower_case: the model's WordPiece vocabulary and casing; the vocabulary
         is copied to assets/vocab.txt.
       seq_length: max_seq_length of the raw-text and serve_examples signatures (longer texts
-        are truncated as run_classifier / run_squad truncate them).
+        are truncated as run_classifier truncates them; SQuAD reads a long context in windows
+        of this length, as run_squad does).
       labels: the label strings, in class-id order (classifier, tagger; required there).
       text_pair: serving_default takes text_a and text_b (classifier, regression, encoder).
-      max_query_length, max_answer_length: run_squad's limits (squad).
+      max_query_length, max_answer_length, doc_stride: run_squad's limits and the distance
+        between the starts of a context's windows (squad).
       num_choices: endings per request row (multiple_choice, required there; 4 for SWAG).
       top_k, include_special_tokens: predictions per [MASK], and whether special tokens may be
         among them (fill_mask, as predict_masked.py's flags).
@@ -87,14 +115,25 @@ def export(model, task, export_dir, vocab_file, do_lower_case, seq_length, label
       warmup: write assets.extra/tf_serving_warmup_requests (needs tensorflow-serving-api).
       text_signatures: include serving_default (raw text, needs the two tensorflow-text ops of
         bert_tf.tokenization.serving_ops); False exports core-TensorFlow-only signatures.
+      precision: "fp32" (float32 throughout) or "bf16" (bfloat16 matmuls, float32 variables and
+        outputs: faster on CPUs with AVX512_BF16 or AMX, and on TPUs and recent GPUs); None
+        keeps the model's own dtype policy.
+      jit_compile: XLA-compile the model function (each request batch is padded to a power of
+        two and a bucket length, so few shapes compile); tensorflow_model_server must then run
+        with --xla_cpu_compilation_enabled=true. Not for fill_mask (its [MASK] gather has
+        data-dependent shapes).
     """
-    if fileio.is_url(export_dir):
-        raise ValueError(f"{export_dir}: export to a local folder (a version is renamed into "
-                         "place atomically, which object stores cannot do), then copy it")
-    export_dir = os.path.abspath(os.fspath(export_dir))
+    export_dir = (str(export_dir).rstrip("/") if fileio.is_url(export_dir)
+                  else os.path.abspath(os.fspath(export_dir)))
     config = getattr(model, "config", None)
     if config is None:
         raise ValueError(f"cannot export {type(model).__name__}: not a bert_tf model")
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(p for p in PRECISIONS if p)}, "
+                         f"got {precision!r}")
+    if jit_compile and task == "fill_mask":
+        raise ValueError("jit_compile is not supported for task fill_mask: its [MASK] positions "
+                         "have data-dependent shapes, which XLA cannot compile")
     if not 2 <= seq_length <= config.max_position_embeddings:
         raise ValueError(f"seq_length={seq_length} must be in [2, max_position_embeddings = "
                          f"{config.max_position_embeddings}]")
@@ -106,19 +145,26 @@ def export(model, task, export_dir, vocab_file, do_lower_case, seq_length, label
         version = next_version(export_dir)
     elif isinstance(version, bool) or not isinstance(version, int) or version < 0:
         raise ValueError(f"version must be a non-negative integer, got {version!r}")
-    if os.path.exists(os.path.join(export_dir, str(version))):
+    if fileio.exists(os.path.join(export_dir, str(version))):
         raise FileExistsError(f"{export_dir}/{version} already exists: versions are never "
                               "overwritten (leave version=None for the next free number)")
 
     started = time.time()
+    if precision:
+        model = with_dtype_policy(model, PRECISIONS[precision])
     serving_task = make_task(task, model, vocab.id_to_token, do_lower_case, seq_length,
                              labels=labels, text_pair=text_pair,
                              max_query_length=max_query_length,
-                             max_answer_length=max_answer_length, num_choices=num_choices,
+                             max_answer_length=max_answer_length, doc_stride=doc_stride,
+                             num_choices=num_choices,
                              top_k=top_k, include_special_tokens=include_special_tokens)
-    module = ServingModule(serving_task, config)
+    buckets = sorted(set(length_buckets(seq_length))
+                     | set(length_buckets(config.max_position_embeddings)))
+    module = ServingModule(serving_task, config, buckets, jit_compile=jit_compile)
     signatures = module.signatures(text=text_signatures)
-    logger.info("exporting %s model (seq_length %d, signatures %s) to %s/%d", task, seq_length,
+    policy = serving_task.model.dtype_policy.name
+    logger.info("exporting %s model (seq_length %d, %s, %s, signatures %s) to %s/%d", task,
+                seq_length, policy, "XLA" if jit_compile else "no XLA",
                 ", ".join(sorted(signatures)), export_dir, version)
     with _staging(export_dir, version) as staging:
         tf.saved_model.save(module, staging, signatures=signatures)
@@ -128,10 +174,14 @@ def export(model, task, export_dir, vocab_file, do_lower_case, seq_length, label
         extra = os.path.join(staging, names.ASSETS_EXTRA)
         if warmup:
             count = write_warmup(os.path.join(extra, names.WARMUP_FILE),
-                                 warmup_requests(serving_task, text=text_signatures))
+                                 warmup_requests(serving_task, text=text_signatures,
+                                                 lengths=[b for b in buckets if b <= seq_length]
+                                                 if jit_compile else ()))
             logger.info("wrote %d warm-up requests", count)
         info = dict(serving_task.info(), signatures=sorted(signatures),
-                    do_lower_case=bool(do_lower_case), tensorflow=tf.__version__)
+                    do_lower_case=bool(do_lower_case), dtype_policy=policy,
+                    jit_compile=bool(jit_compile), length_buckets=buckets,
+                    tensorflow=tf.__version__)
         os.makedirs(extra, exist_ok=True)
         fileio.atomic_write_text(os.path.join(extra, EXPORT_INFO),
                                  json.dumps(info, indent=2) + "\n")

@@ -33,12 +33,15 @@ class ExportOptions:
     text_pair: bool = None           # default: from task_name, else False
     max_query_length: int = 64
     max_answer_length: int = 30
+    doc_stride: int = 128            # squad: distance between the starts of context windows
     num_choices: int = 4             # multiple_choice: endings per request row
     top_k: int = 5                   # fill_mask: predictions per [MASK]
     include_special_tokens: bool = False   # fill_mask: may rank [PAD], [CLS], ...
     version: int = None
     warmup: bool = True
     text_signatures: bool = True
+    precision: str = None            # "fp32" / "bf16" (bert_tf.serving.export's precision)
+    jit_compile: bool = False        # XLA (server: --xla_cpu_compilation_enabled=true)
 
     def resolve(self):
         """A copy with task, labels, text_pair, config and vocab_file filled in; raises
@@ -63,6 +66,8 @@ class ExportOptions:
             raise ValueError(f"--num_choices must be >= 2, got {opts.num_choices}")
         if opts.task == "fill_mask" and (opts.top_k or 0) < 1:
             raise ValueError(f"--top_k must be >= 1, got {opts.top_k}")
+        if opts.task == "squad" and (opts.doc_stride or 0) < 1:
+            raise ValueError(f"--doc_stride must be >= 1, got {opts.doc_stride}")
         opts.text_pair = bool(opts.text_pair)
         if opts.config is None:
             opts.config = find_config(opts.init_checkpoint)
@@ -76,6 +81,9 @@ class ExportOptions:
                              f"model was only trained up to sequence length "
                              f"{opts.config.max_position_embeddings}")
         validate_case_matches_checkpoint(opts.do_lower_case, opts.init_checkpoint)
+        if opts.warmup:
+            from bert_tf.serving.warmup import require_serving_api
+            require_serving_api("--warmup")
         return opts
 
 
@@ -132,8 +140,9 @@ def run(opts):
     return export(model, opts.task, opts.export_dir, opts.vocab_file, opts.do_lower_case,
                   opts.max_seq_length, labels=opts.labels, text_pair=opts.text_pair,
                   max_query_length=opts.max_query_length,
-                  max_answer_length=opts.max_answer_length,
+                  max_answer_length=opts.max_answer_length, doc_stride=opts.doc_stride,
                   num_choices=opts.num_choices if opts.task == "multiple_choice" else None,
                   top_k=opts.top_k, include_special_tokens=opts.include_special_tokens,
                   version=opts.version, warmup=opts.warmup,
-                  text_signatures=opts.text_signatures)
+                  text_signatures=opts.text_signatures, precision=opts.precision,
+                  jit_compile=opts.jit_compile)

@@ -15,7 +15,7 @@ InvalidArgument error naming the input, never a crash.
 
 import tensorflow as tf
 
-from bert_tf.serving import names
+from bert_tf.serving import names, padding
 
 
 def check_features(features, config):
@@ -63,12 +63,18 @@ def checked_inputs(values, specs):
 
 
 class ServingModule(tf.Module):
-    """Holds a ServingTask and builds its signature functions."""
+    """Holds a ServingTask and builds its signature functions.
 
-    def __init__(self, task, config):
+    The model runs on each request cut to a bucket length (bert_tf.serving.padding); with
+    jit_compile its function is XLA-compiled (tensorflow_model_server then needs
+    --xla_cpu_compilation_enabled=true)."""
+
+    def __init__(self, task, config, length_buckets, jit_compile=False):
         super().__init__(name="bert_serving")
         self.task = task
         self._config = config
+        self._length_buckets = list(length_buckets)
+        self._jit_compile = bool(jit_compile)
 
     def signatures(self, text=True):
         """{signature name: concrete function} for tf.saved_model.save.
@@ -78,7 +84,12 @@ class ServingModule(tf.Module):
         second time."""
         shape = self.task.feature_shape()
         specs = {k: tf.TensorSpec(shape, tf.int32, name=k) for k in names.FEATURE_KEYS}
-        predict = tf.function(self.task.predict, input_signature=[specs], autograph=False)
+        model_fn = tf.function(self.task.predict, input_signature=[specs], autograph=False,
+                               jit_compile=self._jit_compile)
+        predict = tf.function(
+            padding.bucketed(model_fn, self._length_buckets, pad_batch=self._jit_compile,
+                             per_token_outputs=self.task.sequence_outputs),
+            input_signature=[specs], autograph=False)
         out = {names.SERVE_FEATURES: self._features_function(predict).get_concrete_function(),
                names.SERVE_EXAMPLES: self._examples_function(predict).get_concrete_function()}
         if text:

@@ -10,8 +10,10 @@ best starts with the n_best_size best ends, so it can miss a better valid span).
 import tensorflow as tf
 
 
-def best_span(start_logits, end_logits, candidates, max_answer_length):
-    """start_logits, end_logits: float32 [B, S]; candidates: bool [B, S] (context tokens).
+def best_span(start_logits, end_logits, candidates, max_answer_length, starts=None):
+    """start_logits, end_logits: float32 [B, S]; candidates: bool [B, S] (context tokens);
+    starts: bool [B, S], the candidates that may start a span (default: all of them; run_squad
+    allows only tokens with their maximum context in the window).
 
     Returns (start int32 [B], end int32 [B], score float32 [B]); a row without any candidate
     gets start = end = -1 and score 0."""
@@ -21,7 +23,8 @@ def best_span(start_logits, end_logits, candidates, max_answer_length):
     scores = start_logits[:, :, None] + end_logits[:, None, :]                    # [B, S, S]
     # end - start in [0, max_answer_length - 1]: the upper band of a square of ones.
     band = tf.linalg.band_part(tf.ones([seq, seq], tf.int32), 0, max_answer_length - 1) > 0
-    valid = band[None] & candidates[:, :, None] & candidates[:, None, :]
+    starts = candidates if starts is None else candidates & starts
+    valid = band[None] & starts[:, :, None] & candidates[:, None, :]
     flat_scores = tf.reshape(tf.where(valid, scores, tf.float32.min), [tf.shape(scores)[0], -1])
     best = tf.argmax(flat_scores, axis=1, output_type=tf.int32)
     found = tf.reduce_any(tf.reshape(valid, [tf.shape(valid)[0], -1]), axis=1)

@@ -4,7 +4,7 @@ A ServingTask turns raw strings into BERT features (in-graph tokenization, exact
 FullTokenizer's) and model outputs into the outputs clients read. It is a tf.Module so the
 SavedModel tracks its tokenizer (vocabulary asset, id -> token table) and the model.
 
-Tasks ("kind"): classifier, regression, squad, tagger, encoder here; multiple_choice and
+Tasks ("kind"): classifier, regression, tagger, encoder here; squad, multiple_choice and
 fill_mask in their own modules. All outputs are float32, int32, int64, bool or string; offsets
 are byte offsets into the UTF-8 request strings, [start, end), -1 where a position has no text
 ([CLS], [SEP], padding, or for SQuAD the question).
@@ -13,7 +13,6 @@ are byte offsets into the UTF-8 request strings, [start, end), -1 where a positi
 import tensorflow as tf
 
 from bert_tf.serving.names import TASKS
-from bert_tf.serving.span import best_span
 from bert_tf.tokenization import packing, vocab as _vocab
 
 
@@ -217,100 +216,9 @@ class TaggerTask(_TextTask):
         return dict(super().info(), labels=self.labels)
 
 
-def _prefix(ragged, keep):
-    """The first keep[b] values of each row b of a 2-D ragged tensor."""
-    rows = ragged.value_rowids()
-    position = (tf.range(tf.size(ragged.flat_values, out_type=tf.int64))
-                - tf.gather(ragged.row_splits, rows))
-    return tf.ragged.boolean_mask(ragged, ragged.with_flat_values(
-        position < tf.gather(tf.cast(keep, tf.int64), rows)))
-
-
-def _at(values, index):
-    """values[b, index[b]] for [B, S] values (index -1 reads position 0)."""
-    return tf.gather(values, tf.maximum(index, 0), batch_dims=1)
-
-
-class SquadTask(ServingTask):
-    """BertSpanLabeler -> start/end logits and the best answer of the first window.
-
-    Packing follows run_squad: the question keeps its first max_query_length WordPieces, the
-    context fills the rest of seq_length ([CLS] Q [SEP] C [SEP]). Only that first window is
-    read: `context_truncated` says when the context did not fit (the answer can then only come
-    from its beginning)."""
-
-    kind = "squad"
-    text_names = ("question", "context")
-
-    def __init__(self, model, vocab_tokens, lower_case, seq_length, max_query_length=64,
-                 max_answer_length=30):
-        super().__init__(model, seq_length)
-        if not 1 <= max_query_length <= seq_length - 4:
-            raise ValueError(f"max_query_length={max_query_length} must be in [1, "
-                             f"seq_length - 4 = {seq_length - 4}] so the context gets a token")
-        if max_answer_length < 1:
-            raise ValueError(f"max_answer_length must be >= 1, got {max_answer_length}")
-        self.max_query_length = int(max_query_length)
-        self.max_answer_length = int(max_answer_length)
-        self.tokenizer = _tokenizer(vocab_tokens, lower_case)
-        special = self.tokenizer.special_ids()
-        self.cls_id, self.sep_id = special[_vocab.CLS], special[_vocab.SEP]
-
-    def encode(self, texts):
-        question, context = tokenize_together(self.tokenizer, texts, with_offsets=True)
-        question = {k: v[:, :self.max_query_length] for k, v in question.items()}
-        room = self.seq_length - 3 - question["token_ids"].row_lengths()
-        context_length = context["token_ids"].row_lengths()
-        context = {k: _prefix(v, room) for k, v in context.items()}
-        features, (starts, ends) = packing.pack(
-            [question["token_ids"], context["token_ids"]], self.seq_length, self.cls_id,
-            self.sep_id, ((question["start_offsets"], context["start_offsets"]),
-                          (question["end_offsets"], context["end_offsets"])))
-        in_context = tf.equal(features["segment_ids"], 1)
-        extras = {"token_start_offsets": tf.where(in_context, starts, -1),
-                  "token_end_offsets": tf.where(in_context, ends, -1),
-                  "context_truncated": context_length > room}
-        return features, extras
-
-    def _span(self, predictions, candidates):
-        start, end, score = best_span(predictions["start_logits"], predictions["end_logits"],
-                                      candidates, self.max_answer_length)
-        return {"start_logits": predictions["start_logits"],
-                "end_logits": predictions["end_logits"],
-                "answer_token_start": start, "answer_token_end": end, "score": score}
-
-    def outputs(self, predictions, features):
-        ids = features["input_ids"]
-        candidates = ((features["segment_ids"] == 1) & (features["input_mask"] == 1)
-                      & (ids != self.sep_id) & (ids != self.cls_id))
-        return self._span(predictions, candidates)
-
-    def text_outputs(self, predictions, features, extras, texts):
-        starts, ends = extras["token_start_offsets"], extras["token_end_offsets"]
-        out = self._span(predictions, starts >= 0)
-        found = out["answer_token_start"] >= 0
-        answer_start = tf.where(found, _at(starts, out["answer_token_start"]), -1)
-        answer_end = tf.where(found, _at(ends, out["answer_token_end"]), -1)
-        out["answer_text"] = tf.strings.substr(texts[1], tf.maximum(answer_start, 0),
-                                               tf.maximum(answer_end - answer_start, 0))
-        out.update(answer_start=answer_start, answer_end=answer_end,
-                   token_start_offsets=starts, token_end_offsets=ends,
-                   context_truncated=extras["context_truncated"])
-        return out
-
-    def warmup_texts(self):
-        long = " ".join(["warm-up"] * self.seq_length)
-        return {"question": ["Which request warms up the server?", long],
-                "context": ["The first request warms up the server.", long]}
-
-    def info(self):
-        return dict(super().info(), max_query_length=self.max_query_length,
-                    max_answer_length=self.max_answer_length)
-
-
 def make_task(kind, model, vocab_tokens, lower_case, seq_length, labels=None, text_pair=False,
               max_query_length=64, max_answer_length=30, num_choices=None, top_k=5,
-              include_special_tokens=False):
+              include_special_tokens=False, doc_stride=128):
     """The ServingTask of `kind` for `model`, checking that they fit together."""
     from bert_tf.model import (BertClassifier, BertEncoder, BertMultipleChoice, BertPretrainer,
                                BertSpanLabeler, BertTokenClassifier)
@@ -339,8 +247,9 @@ def make_task(kind, model, vocab_tokens, lower_case, seq_length, labels=None, te
         encoder = model if isinstance(model, BertEncoder) else model.encoder
         return EncoderTask(encoder, vocab_tokens, lower_case, seq_length, text_pair)
     if kind == "squad":
+        from bert_tf.serving.squad import SquadTask
         return SquadTask(model, vocab_tokens, lower_case, seq_length, max_query_length,
-                         max_answer_length)
+                         max_answer_length, doc_stride)
     num_classes = model.num_classes
     if kind == "regression":
         if num_classes != 1:

@@ -1,7 +1,8 @@
 """assets.extra/tf_serving_warmup_requests: PredictionLog records TF Serving replays when it
 loads a version, so the first real request does not pay for graph set-up.
 
-Needs the tensorflow-serving-api protos (`pip install --no-deps tensorflow-serving-api`).
+Needs the tensorflow-serving-api protos (a dependency of bert_tf; jobs call
+require_serving_api() before training so a missing install fails before, not after, the work).
 """
 
 import os
@@ -15,11 +16,19 @@ from bert_tf.serving import names
 def _protos():
     try:
         from tensorflow_serving.apis import model_pb2, predict_pb2, prediction_log_pb2
-    except ImportError:
-        raise ImportError("writing TF Serving warm-up requests needs tensorflow-serving-api "
-                          "(pip install --no-deps tensorflow-serving-api==2.21.0), or export "
-                          "with warmup=False") from None
+    except ImportError as e:
+        raise ImportError(f"writing TF Serving warm-up requests needs tensorflow-serving-api "
+                          f"({e}): pip install tensorflow-serving-api==2.21.0 (it is in "
+                          f"requirements.txt), or export without warm-up requests") from None
     return model_pb2, predict_pb2, prediction_log_pb2
+
+
+def require_serving_api(what="export"):
+    """Raises ValueError naming `what` (a flag) when the warm-up protos cannot be imported."""
+    try:
+        _protos()
+    except ImportError as e:
+        raise ValueError(f"{what}: {e}") from None
 
 
 def feature_example(features, row):
@@ -31,9 +40,12 @@ def feature_example(features, row):
     return tf.train.Example(features=tf.train.Features(feature=fields)).SerializeToString()
 
 
-def warmup_requests(task, text=True):
+def warmup_requests(task, text=True, lengths=()):
     """[(signature name, {input name: numpy array})] exercising every exported signature: raw
-    text at batch 1 and 2 (one row fills seq_length), features and examples at batch 1."""
+    text at batch 1 and 2 (one row fills seq_length), features and examples at batch 1 (SQuAD:
+    features of every window of the long row, whose first window the examples hold), and
+    features at batch 1 cut to each of `lengths` (an XLA export compiles one program per
+    length bucket: the server compiles them while loading, not on a client's request)."""
     texts = task.warmup_texts()
     requests = []
     if text:
@@ -44,6 +56,10 @@ def warmup_requests(task, text=True):
     encoded, _ = task.encode(tuple(tf.constant(texts[n]) for n in task.text_names))
     features = {k: v.numpy().astype(np.int32) for k, v in encoded.items()}
     requests.append((names.SERVE_FEATURES, {k: v[1:] for k, v in features.items()}))
+    for length in lengths:
+        if length < features["input_ids"].shape[-1]:
+            requests.append((names.SERVE_FEATURES,
+                             {k: v[1:2, ..., :length] for k, v in features.items()}))
     requests.append((names.SERVE_EXAMPLES,
                      {names.EXAMPLES_KEY: np.array([feature_example(features, 1)], object)}))
     return requests

