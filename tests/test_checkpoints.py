@@ -224,6 +224,22 @@ def test_encoder_loads_from_a_training_checkpoint(tmp_path):
                                   model.encoder(x)["pooled_output"])
 
 
+def test_a_classifier_loads_from_a_checkpoint_that_files_its_variables_elsewhere(tmp_path):
+    """A variable reachable from several objects is saved once, under the first path the saver
+    meets (the runner's XLA training checkpoints file the model's under optimizer/...): the
+    head is still found, through the object graph."""
+    model = BertClassifier(BertEncoder(TINY), 3)
+    holder = tf.Module()
+    holder.variables_first = list(model.variables)
+    prefix = tf.train.Checkpoint(a_holder=holder, model=model).write(str(tmp_path / "ckpt"))
+    assert not any(n.startswith("model/classifier/") for n, _ in tf.train.list_variables(prefix))
+    TINY.to_json_file(tmp_path / "bert_config.json")
+    restored = BertClassifier(BertEncoder(TINY), 3)
+    load_weights(restored, prefix, require_heads=True)
+    x = small_inputs()
+    np.testing.assert_array_equal(restored(x)["logits"], model(x)["logits"])
+
+
 # ------------------------------------------------------------------ converter
 @pytest.mark.parametrize("chain", [("tf1", "hf"), ("native", "tf1")])
 def test_converter_cli_chain_preserves_outputs(minilm_encoder, minilm_reference, tmp_path, chain):

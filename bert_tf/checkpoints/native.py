@@ -29,19 +29,45 @@ def write_native(model, prefix):
     return tf.train.Checkpoint(model=checkpoint_root(model)).write(prefix)
 
 
+def _object_graph(prefix):
+    """(reader, TrackableObjectGraph) of a native checkpoint."""
+    from tensorflow.core.protobuf import trackable_object_graph_pb2
+    reader = tf.train.load_checkpoint(prefix)
+    graph = trackable_object_graph_pb2.TrackableObjectGraph()
+    graph.ParseFromString(reader.get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH"))
+    return reader, graph
+
+
+def _child(graph, node_id, *path):
+    """The node id at `path` (attribute names) below node_id, or None."""
+    for name in path:
+        if node_id is None:
+            return None
+        node_id = next((c.node_id for c in graph.nodes[node_id].children
+                        if c.local_name == name), None)
+    return node_id
+
+
 def native_head_kind(prefix):
     """Which task model a native checkpoint holds ("pretraining", "classifier", ... or None for a
-    bare encoder) and the head's output size where it has one."""
-    shapes = dict(tf.train.list_variables(prefix))
+    bare encoder) and the head's output size where it has one.
+
+    Read from the checkpoint's object graph, not its variable names: a variable reachable from
+    several objects is saved once, under whichever path the saver met first (a training
+    checkpoint may file the model's variables under optimizer/...)."""
+    reader, graph = _object_graph(prefix)
+    model = _child(graph, 0, "model")
     for kind, attr in (("pretraining", "mlm_head"), ("classifier", "classifier"),
                        ("span", "span_head"), ("tagger", "tagger"),
                        ("multiple_choice", "scorer")):
-        kernel = f"model/{attr}/dense/_kernel/.ATTRIBUTES/VARIABLE_VALUE"
         if kind == "pretraining":
-            if any(k.startswith("model/mlm_head/") for k in shapes):
+            if _child(graph, model, attr) is not None:
                 return kind, None
-        elif kernel in shapes:
-            return kind, shapes[kernel][-1]
+            continue
+        kernel = _child(graph, model, attr, "dense", "_kernel")
+        if kernel is not None:
+            key = graph.nodes[kernel].attributes[0].checkpoint_key
+            return kind, reader.get_variable_to_shape_map()[key][-1]
     return None, None
 
 
