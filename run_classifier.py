@@ -56,7 +56,8 @@ flags.DEFINE_integer("eval_every_steps", 0,
 flags.DEFINE_string("keep_best_metric", None,
                     "Metric that picks the best checkpoint, kept in output_dir/best/ (default: "
                     "the task's: mcc for CoLA, acc_and_f1 for MRPC/QQP, corr for STS-B, "
-                    "eval_accuracy otherwise; names ending in 'loss' are minimised).")
+                    "eval_accuracy otherwise; any metric of the evaluation, e.g. macro_f1 or "
+                    "f1_<label>; names ending in 'loss' are minimised).")
 flags.DEFINE_integer("early_stopping_patience", 0,
                      "Stop after this many evaluations without improvement (0: never).")
 flags.DEFINE_bool("load_best_at_end", True,

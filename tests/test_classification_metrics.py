@@ -1,13 +1,16 @@
-"""GLUE metrics against values worked out by hand (the arithmetic is in each test)."""
+"""GLUE and per-class metrics against values worked out by hand (the arithmetic is in each
+test)."""
 
 import math
 
 import numpy as np
 import pytest
 
-from bert_tf.metrics.classification import (accuracy, compute_metrics, f1_score,
-                                            matthews_corrcoef, pearson_corr, primary_metric,
+from bert_tf.metrics.classification import (accuracy, compute_metrics, confusion_matrix,
+                                            f1_score, matthews_corrcoef, metric_labels,
+                                            pearson_corr, per_class_metrics, primary_metric,
                                             spearman_corr)
+from bert_tf.metrics.results import write_confusion_matrix
 
 # TP at 0 and 3, TN at 1, FP at 2, FN at 4.
 PRED = [1, 0, 1, 1, 0]
@@ -103,12 +106,70 @@ def test_primary_metrics():
         "eval_accuracy", "eval_accuracy", "corr"]
 
 
+# Four labels; "very good" is never predicted, "n/a" neither predicted nor present.
+LABELS = ["pos", "neg", "very good", "n/a"]
+MULTI_PRED = [0, 0, 1, 1, 0, 0, 0]
+MULTI_GOLD = [0, 0, 0, 1, 1, 2, 2]
+
+
+def test_confusion_matrix_rows_are_gold_columns_predicted():
+    np.testing.assert_array_equal(confusion_matrix(MULTI_PRED, MULTI_GOLD, 4),
+                                  [[2, 1, 0, 0], [1, 1, 0, 0], [2, 0, 0, 0], [0, 0, 0, 0]])
+
+
+def test_per_class_precision_recall_f1_support_and_macro_f1():
+    # column sums (predicted) [5, 2, 0, 0], row sums (support) [3, 2, 2, 0], TP [2, 1, 0, 0]
+    # F1 = 2TP / (predicted + support): 4/8, 2/4, 0/2, and 0 by convention for "n/a"
+    expected = {"precision_pos": 2 / 5, "recall_pos": 2 / 3, "f1_pos": 0.5, "support_pos": 3,
+                "precision_neg": 1 / 2, "recall_neg": 1 / 2, "f1_neg": 0.5, "support_neg": 2,
+                "precision_very_good": 0.0, "recall_very_good": 0.0, "f1_very_good": 0.0,
+                "support_very_good": 2,
+                "precision_n_a": 0.0, "recall_n_a": 0.0, "f1_n_a": 0.0, "support_n_a": 0,
+                "macro_f1": (0.5 + 0.5 + 0 + 0) / 4}
+    values = per_class_metrics(MULTI_PRED, MULTI_GOLD, LABELS)
+    assert values == pytest.approx(expected)
+    assert all(type(values[f"support_{n}"]) is int for n in ("pos", "neg", "very_good", "n_a"))
+
+
+def test_compute_metrics_adds_per_class_metrics_given_the_labels():
+    values = compute_metrics("mrpc", PRED, GOLD, ["0", "1"])
+    assert {k: values[k] for k in ("eval_accuracy", "f1", "acc_and_f1")} == compute_metrics(
+        "mrpc", PRED, GOLD)
+    assert values["f1_1"] == values["f1"] and values["f1_0"] == pytest.approx(0.5)
+    assert values["macro_f1"] == pytest.approx((2 / 3 + 0.5) / 2)
+    assert (values["precision_0"], values["recall_1"]) == pytest.approx((1 / 2, 2 / 3))
+    assert compute_metrics("sts-b", [1.0, 2.0], [1.0, 3.0], ["0", "1"]).keys() == {
+        "pearson", "spearman", "corr"}
+
+
+def test_metric_labels_are_name_safe_and_distinct():
+    assert metric_labels(["entailment", "not_entailment", "1", "4.5", "a-b"]) == [
+        "entailment", "not_entailment", "1", "4.5", "a-b"]
+    assert metric_labels(["very good", "n/a", "", "été"]) == ["very_good", "n_a", "_", "_t_"]
+    assert metric_labels(["a b", "a_b", "c"]) == ["a_b_0", "a_b_1", "c"]
+    with pytest.raises(ValueError, match="clashing metric names"):
+        metric_labels(["a b", "a_b", "a_b_1"])
+
+
+def test_confusion_matrix_file(tmp_path):
+    path = write_confusion_matrix(tmp_path / "cm.tsv", confusion_matrix(MULTI_PRED, MULTI_GOLD, 4),
+                                  ["pos", "neg", "very\tgood", "n/a"])
+    assert (tmp_path / "cm.tsv").read_text() == (
+        "gold/predicted\tpos\tneg\tvery good\tn/a\n"
+        "pos\t2\t1\t0\t0\n"
+        "neg\t1\t1\t0\t0\n"
+        "very good\t2\t0\t0\t0\n"
+        "n/a\t0\t0\t0\t0\n")
+    assert path == str(tmp_path / "cm.tsv")
+
+
 @pytest.mark.parametrize("call,match", [
     (lambda: accuracy([1, 0], [1, 0, 1]), "2 predictions for 3 labels"),
     (lambda: accuracy([0.3, 0.9], [1, 0]), "integer class ids"),
     (lambda: accuracy([1, 0], ["1", "0"]), "labels must be integer class ids"),
     (lambda: accuracy(np.zeros(0, int), np.zeros(0, int)), "no examples"),
     (lambda: compute_metrics("squad", [1], [1]), "no metrics for task 'squad'"),
+    (lambda: confusion_matrix([0, 2], [0, 1], 2), r"predicted class ids must be in \[0, 2\)"),
 ])
 def test_bad_inputs_are_refused(call, match):
     with pytest.raises(ValueError, match=match):

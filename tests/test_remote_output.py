@@ -144,7 +144,8 @@ def test_fine_tuning_and_export_write_only_to_the_url(tmp_path, isolated):
     assert result["train"]["step"] == 4 and not result["train"]["preempted"]
     assert tf.train.latest_checkpoint(out) == f"{out}/ckpt-4"
     for rel in ("bert_config.json", "eval_history.jsonl", "test_results.tsv", "MRPC.tsv",
-                "best/bert_config.json", "best/vocab.txt", "best/ckpt.index"):
+                "confusion_matrix.tsv", "best/bert_config.json", "best/vocab.txt",
+                "best/ckpt.index"):
         assert tf.io.gfile.exists(f"{out}/{rel}"), rel
     assert read_eval_results(f"{out}/eval_results.txt")["global_step"] in (2, 4)
     best = read_eval_results(f"{out}/best/eval_results.txt")

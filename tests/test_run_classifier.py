@@ -1,5 +1,6 @@
-"""run_classifier end to end on the real GLUE files: fine-tuning, GLUE metrics, periodic
-evaluation with the best checkpoint, prediction files, regression, validation errors."""
+"""run_classifier end to end on the real GLUE files: fine-tuning, GLUE and per-class metrics,
+the confusion matrix, periodic evaluation with the best checkpoint, prediction files,
+regression, validation errors."""
 
 import glob
 import json
@@ -87,8 +88,11 @@ def test_fine_tuning_minilm_on_real_mrpc_lowers_the_loss(minilm_mrpc):
 def test_eval_results_hold_the_glue_mrpc_metrics(minilm_mrpc):
     out, result = minilm_mrpc
     written = read_eval_results(out / "eval_results.txt")
+    per_class = {f"{m}_{label}" for m in ("precision", "recall", "f1", "support")
+                 for label in "01"}
     assert set(written) == {"eval_accuracy", "f1", "acc_and_f1", "eval_loss", "loss",
-                            "global_step"}
+                            "global_step", "macro_f1"} | per_class
+    assert written["f1_1"] == written["f1"]
     assert written["global_step"] == 20
     assert written["acc_and_f1"] == pytest.approx((written["eval_accuracy"] + written["f1"]) / 2)
     assert _scalars(out / "eval", "f1") == {20: pytest.approx(written["f1"], rel=1e-6)}
@@ -226,6 +230,69 @@ def test_best_checkpoint_follows_the_metric(mrpc_small, tmp_path):
         for i, h in enumerate(history)]
 
 
+@pytest.fixture(scope="module")
+def sst2_generic(tmp_path_factory):
+    """40 real SST-2 training rows and the next 24 as dev set, as generic TSV files whose
+    labels are "bad" (0) and "very good" (1)."""
+    folder = tmp_path_factory.mktemp("sst2_generic")
+    lines = _head(shared_path("data/glue/SST-2/train.tsv"), 64).splitlines()
+    names = {"0": "bad", "1": "very good"}
+    rows = [line.rsplit("\t", 1) for line in lines[1:]]
+    rows = [f"{text}\t{names[label]}\n" for text, label in rows]
+    (folder / "train.tsv").write_text(lines[0] + "\n" + "".join(rows[:40]), encoding="utf-8")
+    (folder / "dev.tsv").write_text(lines[0] + "\n" + "".join(rows[40:]), encoding="utf-8")
+    return folder
+
+
+def _generic_options(data_dir, output_dir, **kwargs):
+    return _options(config=BertConfig.from_preset("L-1_H-32_A-2", **TINY), task_name="generic",
+                    data_dir=str(data_dir), output_dir=str(output_dir), do_train=True,
+                    processor_options=dict(text_a_column="sentence", label_column="label"),
+                    train_batch_size=8, eval_batch_size=16, iterations_per_loop=2,
+                    eval_every_steps=2, **kwargs)
+
+
+def test_macro_f1_picks_the_best_checkpoint_and_the_confusion_matrix_follows_it(sst2_generic,
+                                                                                tmp_path):
+    # Measured: macro F1 0.27 (all "very good") at step 2, 0.38 (all "bad") at step 4, then
+    # 0.27 again: the best is step 4 and the last evaluation's matrix differs from it.
+    opts = _generic_options(sst2_generic, tmp_path, do_eval=True, num_train_epochs=2,
+                            learning_rate=3e-3, keep_best_metric="macro_f1")
+    result = run(opts, tf.distribute.get_strategy())
+    history = [json.loads(line) for line in
+               (tmp_path / "eval_history.jsonl").read_text().splitlines()]
+    assert [h["step"] for h in history] == [2, 4, 6, 8, 10]
+    best = max(history, key=lambda h: h["macro_f1"])              # the first of equals
+    saved = read_eval_results(tmp_path / "best" / "eval_results.txt")
+    assert (saved["best_metric"], saved["global_step"]) == ("macro_f1", best["step"])
+    assert set(_scalars(tmp_path / "eval", "f1_very_good")) == {2, 4, 6, 8, 10}
+    # eval_results.txt and confusion_matrix.tsv are both those of the best step
+    written = read_eval_results(tmp_path / "eval_results.txt")
+    assert written["global_step"] == best["step"] == result["eval"]["global_step"]
+    assert written["macro_f1"] == pytest.approx(best["macro_f1"])
+    lines = (tmp_path / "confusion_matrix.tsv").read_text().splitlines()
+    assert lines[0] == "gold/predicted\tbad\tvery good"
+    assert [line.split("\t")[0] for line in lines[1:]] == ["bad", "very good"]
+    counts = np.array([[int(c) for c in line.split("\t")[1:]] for line in lines[1:]])
+    assert counts.sum() == 24
+    np.testing.assert_array_equal(counts.sum(axis=1),
+                                  [written["support_bad"], written["support_very_good"]])
+    assert np.trace(counts) / 24 == pytest.approx(written["eval_accuracy"])
+    predicted_bad = counts[:, 0].sum()
+    assert written["precision_bad"] == pytest.approx(
+        counts[0, 0] / predicted_bad if predicted_bad else 0.0)
+    recalls = np.diag(counts) / counts.sum(axis=1)
+    assert (written["recall_bad"], written["recall_very_good"]) == pytest.approx(tuple(recalls))
+
+
+def test_an_unknown_keep_best_metric_names_the_available_ones(sst2_generic, tmp_path):
+    opts = _generic_options(sst2_generic, tmp_path, num_train_epochs=0.4,
+                            keep_best_metric="f1_good")
+    with pytest.raises(ValueError, match=r"--keep_best_metric=f1_good is not an eval metric "
+                                         r"of this task; choose one of .*f1_bad, f1_very_good"):
+        run(opts, tf.distribute.get_strategy())
+
+
 # --------------------------------------------------------------------------- validation
 def _tiny_options(tmp_path, **kwargs):
     values = dict(config=BertConfig.from_preset("L-1_H-32_A-2", **TINY), task_name="mrpc",
@@ -283,8 +350,13 @@ def test_mnli_from_tfds_evaluates_matched_and_mismatched_and_predicts_all_three(
                     num_train_epochs=1, eval_batch_size=16, predict_batch_size=16)
     with tfds.testing.mock_data(num_examples=12):
         result = run(opts, tf.distribute.get_strategy())
+    per_class = {f"{m}_{label}" for m in ("precision", "recall", "f1", "support")
+                 for label in ("entailment", "neutral", "contradiction")} | {"macro_f1"}
     assert set(result["eval"]) == {"eval_accuracy", "eval_loss", "loss", "eval_accuracy_mm",
-                                   "eval_loss_mm", "loss_mm", "global_step"}
+                                   "eval_loss_mm", "loss_mm", "global_step"} | per_class | {
+        f"{name}_mm" for name in per_class}
+    header = (tmp_path / "confusion_matrix_mm.tsv").read_text().splitlines()[0]
+    assert header == "gold/predicted\tcontradiction\tentailment\tneutral"
     for name in ("MNLI-m.tsv", "MNLI-mm.tsv", "AX.tsv"):
         lines = (tmp_path / name).read_text().splitlines()
         assert len(lines) == 13, name

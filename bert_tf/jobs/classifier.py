@@ -4,7 +4,8 @@ Data come from the task's files (GLUE, XNLI, generic TSV/CSV/JSONL) or tensorflo
 texts are tokenized in the tf.data pipeline (bert_tf.data.classification.pipeline). Training
 follows google-research/bert: num_train_steps = int(examples / batch * epochs), linear warm-up
 over warmup_proportion of them, AdamW; evaluation gathers every prediction and computes the
-task's GLUE metrics; prediction writes test_results.tsv and the GLUE submission file with
+task's GLUE metrics, per-class precision/recall/F1 and macro F1 (confusion_matrix.tsv beside
+eval_results.txt); prediction writes test_results.tsv and the GLUE submission file with
 exactly one line per test row.
 """
 
@@ -21,7 +22,8 @@ from bert_tf.jobs.common import (build_trainer, check_vocab_size, export_model, 
                                  start, write_eval_summary)
 from bert_tf.jobs.finetune import (FinetuneOptions, cross_entropy, predict_logits, preempted,
                                    softmax, train_or_restore, train_steps)
-from bert_tf.metrics.results import read_eval_results, write_eval_results
+from bert_tf.metrics.results import (read_eval_results, write_confusion_matrix,
+                                     write_eval_results)
 
 logger = logging.getLogger("bert_tf")
 
@@ -179,16 +181,28 @@ def mean_loss(logits, labels, is_regression):
 
 
 def evaluate(trainer, inputs, columns, source, metric_task, what="eval"):
-    """compute_metrics of `metric_task` on every example, plus eval_loss (and google's `loss`)."""
-    from bert_tf.metrics.classification import compute_metrics
+    """compute_metrics of `metric_task` on every example (classification: with the per-class
+    metrics), plus eval_loss (and google's `loss`). Returns (values, the confusion matrix, or
+    None for regression)."""
+    from bert_tf.metrics.classification import compute_metrics, confusion_matrix
     logits = predict_logits(trainer, inputs.dataset_fn(source, inputs.opts.eval_batch_size,
                                                        False), columns.num_examples, what)
-    regression = inputs.data.is_regression
-    values = compute_metrics(metric_task, logits[:, 0] if regression else logits,
-                             columns.label_ids)
-    values["eval_loss"] = mean_loss(logits, columns.label_ids, regression)
+    data = inputs.data
+    if data.is_regression:
+        values, confusion = compute_metrics(metric_task, logits[:, 0], columns.label_ids), None
+    else:
+        values = compute_metrics(metric_task, logits, columns.label_ids, data.labels)
+        confusion = confusion_matrix(logits, columns.label_ids, data.num_labels)
+    values["eval_loss"] = mean_loss(logits, columns.label_ids, data.is_regression)
     values["loss"] = values["eval_loss"]
-    return values
+    return values, confusion
+
+
+def write_confusion(output_dir, confusion, labels, suffix=""):
+    """output_dir/confusion_matrix<suffix>.tsv (rows gold, columns predicted)."""
+    path = write_confusion_matrix(os.path.join(output_dir, f"confusion_matrix{suffix}.tsv"),
+                                  confusion, labels)
+    logger.info("confusion matrix (rows gold, columns predicted): %s", path)
 
 
 # --------------------------------------------------------------------------- keeping the best
@@ -236,9 +250,10 @@ class BestKeeper:
     def __call__(self, step, train_values):
         values = self.evaluate_fn(step)
         self.results[step] = values
-        if self.metric not in values:
+        if self.metric not in values or self.metric == "global_step":
             raise ValueError(f"--keep_best_metric={self.metric} is not an eval metric of this "
-                             f"task; choose one of {sorted(values)}")
+                             f"task; choose one of "
+                             f"{', '.join(sorted(k for k in values if k != 'global_step'))}")
         value = float(values[self.metric])
         improved = bool(np.isfinite(value) and self._improves(value))
         if improved:
@@ -305,6 +320,12 @@ def run(opts, strategy):
     check_vocab_size(inputs.preprocessor.tokenizer.vocabulary_size(), opts)
     logger.info("task %s: %s", data.task, "regression" if data.is_regression
                 else f"{data.num_labels} labels {data.labels}")
+    if not data.is_regression:
+        from bert_tf.metrics.classification import metric_labels
+        renamed = {label: name for label, name in zip(data.labels, metric_labels(data.labels))
+                   if label != name}
+        if renamed:
+            logger.info("labels as they appear in metric names: %s", renamed)
 
     train_columns = None
     steps, warmup = 1, 0
@@ -324,6 +345,7 @@ def run(opts, strategy):
     model, trainer = setup.model, setup.trainer
     result = {"train": None, "eval": None, "predict": None, "export": None}
     evaluated = {}   # step -> eval values of the model at that step
+    confusions = {}  # step -> its confusion matrix (classification)
 
     eval_source = None
     if eval_columns is not None:
@@ -331,8 +353,12 @@ def run(opts, strategy):
                                     in_memory=bool(opts.eval_every_steps))
 
     def evaluate_main(step):
-        return evaluate(trainer, inputs, eval_columns, eval_source, data.info.metric_task,
-                        what=f"eval@{step}")
+        values, confusion = evaluate(trainer, inputs, eval_columns, eval_source,
+                                     data.info.metric_task, what=f"eval@{step}")
+        if confusion is not None:
+            confusions[step] = confusion
+            write_confusion(opts.output_dir, confusion, data.labels)
+        return values
 
     train_fn, what, keeper, after_loop = None, None, None, None
     if opts.do_train:
@@ -372,13 +398,19 @@ def run(opts, strategy):
     if opts.do_eval:
         summarized = step in evaluated                  # in TensorBoard already
         values = dict(evaluated[step]) if summarized else evaluate_main(step)
+        if summarized and step in confusions:       # the best step's, not the last one's
+            write_confusion(opts.output_dir, confusions[step], data.labels)
         extra = {}
         for companion, examples in _companions_with(data, "dev"):
             from bert_tf.data.classification import get_task_info
             columns = inputs.columns(examples)
-            values_of = evaluate(trainer, inputs, columns,
-                                 inputs.source(columns, f"{companion}_dev"),
-                                 get_task_info(companion).metric_task, what=f"eval {companion}")
+            values_of, confusion = evaluate(trainer, inputs, columns,
+                                            inputs.source(columns, f"{companion}_dev"),
+                                            get_task_info(companion).metric_task,
+                                            what=f"eval {companion}")
+            if confusion is not None:
+                write_confusion(opts.output_dir, confusion, data.labels,
+                                _metric_suffix(companion))
             extra.update({f"{k}{_metric_suffix(companion)}": v for k, v in values_of.items()})
         values.update(extra)
         result["eval"] = record_eval(opts, step, values,

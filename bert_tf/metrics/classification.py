@@ -4,11 +4,15 @@ accuracy everywhere for classification; F1 of class 1 for MRPC and QQP; Matthews
 for CoLA; Pearson and Spearman (average ranks for ties) for STS-B. MNLI matched and
 mismatched are two evaluations by the caller ("mnli" and "mnli-mm" here).
 
+Given the label list, every classification task also gets per-class precision, recall, F1
+and support and their macro F1 (per_class_metrics), from the confusion matrix.
+
 Predictions may be class ids [n] or scores [n, num_classes] (argmax taken); regression
 predictions are [n] or [n, 1]. Labels are class ids or float targets.
 """
 
 import math
+import re
 
 import numpy as np
 from scipy.stats import rankdata
@@ -107,6 +111,52 @@ def matthews_corrcoef(predictions, labels):
     return float(numerator / denominator) if denominator else 0.0
 
 
+def confusion_matrix(predictions, labels, num_classes):
+    """[num_classes, num_classes] int64 counts: row = gold class id, column = predicted."""
+    predictions, labels = _id_pair(predictions, labels)
+    for name, ids in (("predicted", predictions), ("gold", labels)):
+        if ids.min() < 0 or ids.max() >= num_classes:
+            raise ValueError(f"{name} class ids must be in [0, {num_classes}), got "
+                             f"{ids.min()}..{ids.max()}")
+    counts = np.bincount(labels * num_classes + predictions, minlength=num_classes ** 2)
+    return counts.reshape(num_classes, num_classes)
+
+
+def metric_labels(label_names):
+    """The label strings as they appear in metric names: each run of characters other than
+    ASCII letters, digits, '_', '.' and '-' becomes '_' ("very good" -> "very_good", "" -> "_");
+    labels that would then share a name get "_<label id>" appended."""
+    names = [re.sub(r"[^0-9A-Za-z_.-]+", "_", str(label)) or "_" for label in label_names]
+    names = [f"{name}_{i}" if names.count(name) > 1 else name for i, name in enumerate(names)]
+    if len(set(names)) != len(names):
+        raise ValueError(f"labels {list(label_names)} give clashing metric names {names}")
+    return names
+
+
+def per_class_metrics(predictions, labels, label_names):
+    """precision_<label>, recall_<label>, f1_<label> and support_<label> (gold count) for
+    every label of `label_names` (index = class id; names from metric_labels), and macro_f1,
+    the unweighted mean of the per-class F1 over all of them (absent classes included). A ratio
+    whose denominator is 0 is 0.0: precision of a class never predicted, recall of a class
+    absent from the gold labels, F1 = 2TP / (2TP + FP + FN) of a class neither predicted nor
+    present (scikit-learn's zero_division=0)."""
+    confusion = confusion_matrix(predictions, labels, len(label_names))
+    tp = np.diag(confusion)
+    predicted, support = confusion.sum(axis=0), confusion.sum(axis=1)
+
+    def ratio(numerator, denominator):
+        return [float(n / d) if d else 0.0 for n, d in zip(numerator, denominator)]
+
+    precision, recall = ratio(tp, predicted), ratio(tp, support)
+    f1 = ratio(2 * tp, predicted + support)
+    results = {}
+    for i, name in enumerate(metric_labels(label_names)):
+        results.update({f"precision_{name}": precision[i], f"recall_{name}": recall[i],
+                        f"f1_{name}": f1[i], f"support_{name}": int(support[i])})
+    results["macro_f1"] = float(np.mean(f1))
+    return results
+
+
 def pearson_corr(predictions, labels):
     """Pearson correlation; NaN when either side is constant (undefined)."""
     x, y = _pair(_scores(predictions), np.asarray(labels, dtype=np.float64))
@@ -121,12 +171,14 @@ def spearman_corr(predictions, labels):
     return pearson_corr(rankdata(x, method="average"), rankdata(y, method="average"))
 
 
-def compute_metrics(task, predictions, labels):
+def compute_metrics(task, predictions, labels, label_names=None):
     """The metrics run_classifier reports for `task`, keyed as users of google-research/bert
     and HuggingFace expect:
       classification: eval_accuracy; CoLA adds mcc; MRPC/QQP add f1 and acc_and_f1 (their mean)
       STS-B / regression: pearson, spearman and corr (their mean)
-    `task` is a GLUE/XNLI task name, or "classification"/"regression" for custom data.
+    `task` is a GLUE/XNLI task name, or "classification"/"regression" for custom data. With
+    `label_names` (the label strings by class id, at least 2), classification adds
+    per_class_metrics.
     """
     task = _task(task)
     if task in _CORR_TASKS:
@@ -138,6 +190,8 @@ def compute_metrics(task, predictions, labels):
     if task in _F1_TASKS:
         results["f1"] = f1_score(predictions, labels)
         results["acc_and_f1"] = (results["eval_accuracy"] + results["f1"]) / 2
+    if label_names is not None and len(label_names) >= 2:
+        results.update(per_class_metrics(predictions, labels, label_names))
     return results
 
 

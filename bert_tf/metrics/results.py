@@ -1,4 +1,5 @@
-"""google-research's `eval_results.txt`: one sorted `key = value` line per metric."""
+"""google-research's `eval_results.txt` (one sorted `key = value` line per metric), and the
+classifier's `confusion_matrix.tsv`."""
 
 from bert_tf import fileio
 
@@ -29,3 +30,16 @@ def read_eval_results(path):
                     pass
             results[key] = value
     return results
+
+
+def write_confusion_matrix(path, confusion, label_names):
+    """Writes a confusion matrix (rows gold, columns predicted) as TSV, atomically: a header
+    "gold/predicted" + the label names, then one row of counts per gold label led by its name
+    (tabs and line breaks in names become spaces)."""
+    blank = str.maketrans("\t\r\n", "   ")
+    names = [str(name).translate(blank) for name in label_names]
+    lines = ["\t".join(["gold/predicted"] + names)]
+    lines += ["\t".join([name] + [str(int(count)) for count in row])
+              for name, row in zip(names, confusion)]
+    fileio.atomic_write_text(path, "\n".join(lines) + "\n")
+    return str(path)
