@@ -53,14 +53,8 @@ flags.DEFINE_bool("include_special_tokens", False,
                   "fill_mask: also rank [PAD], [CLS], [SEP], [MASK], [UNK] and [unusedN].")
 flags.DEFINE_integer("version", None, "Version number (default: the next free one).")
 flags.DEFINE_bool("warmup", True, "Write assets.extra/tf_serving_warmup_requests.")
-flags.DEFINE_enum("precision", None, ["fp32", "bf16"],
-                  "Compute in float32, or in bfloat16 with float32 variables and outputs "
-                  "(faster on CPUs with AVX512_BF16 or AMX; labels agree with fp32 on 99.5%+ "
-                  "of MRPC dev, see benchmarks/results/serving.md); default: as trained.")
-flags.DEFINE_bool("jit_compile", False,
-                  "XLA-compile the model function (requests are padded to a few bucket "
-                  "shapes, compiled while the server loads the warm-up requests); "
-                  "tensorflow_model_server needs --xla_cpu_compilation_enabled=true.")
+flags.DEFINE_enum("precision", None, ["fp32", "bf16"], common.EXPORT_HELP["precision"])
+flags.DEFINE_bool("jit_compile", False, common.EXPORT_HELP["jit_compile"])
 flags.DEFINE_bool("text_signatures", True,
                   "Include serving_default (raw text; needs two TensorFlow Text ops, present "
                   "in stock tensorflow_model_server). --notext_signatures exports only "

@@ -3,13 +3,15 @@ file and line, or the flag or field, at fault (`run_classifier.py: error: train.
 exit status 1, as absl's own flag errors), instead of a traceback. Anything else is a bug and
 keeps its traceback."""
 
+import linecache
 import os
 import sys
 
 from absl import app
 
 # Paths that are missing or unreadable: bad input wherever they are raised.
-_PATH_ERRORS = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
+_PATH_ERRORS = (FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError,
+                PermissionError)
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
@@ -32,10 +34,12 @@ def _reporting_bad_input(main, argv):
 def bad_input_message(error):
     """The one-line report of `error` if it is bad input, else None.
 
-    Bad input is a missing or unreadable path (raised anywhere, TensorFlow's NotFoundError
-    included) or a ValueError the project raised on purpose: one of bert_tf's error classes
-    (ConfigError, DataFormatError, SquadFormatError, ...), or one raised in bert_tf or the runner
-    script. A ValueError raised inside TensorFlow, Keras or NumPy is a bug, not a message."""
+    Bad input is a missing, unreadable or already existing path (raised anywhere,
+    TensorFlow's NotFoundError included) or a ValueError the project raised on purpose: one of
+    bert_tf's error classes (ConfigError, DataFormatError, SquadFormatError, ...), or one raised
+    by a `raise` statement in bert_tf or the runner script. A ValueError raised inside
+    TensorFlow, Keras or NumPy, or by a failing expression of ours (`a, b = values`), is a bug
+    and keeps its traceback."""
     if isinstance(error, _PATH_ERRORS):
         if error.filename and error.strerror:
             return f"{error.filename}: {error.strerror}"
@@ -50,8 +54,12 @@ def bad_input_message(error):
 
 
 def _raised_by_project(error):
-    """Whether the innermost frame of error's traceback is in bert_tf or the runner script."""
-    tb, path = error.__traceback__, None
+    """Whether error's innermost frame is a `raise` statement in bert_tf or the runner script."""
+    tb, last = error.__traceback__, None
     while tb is not None:
-        path, tb = os.path.abspath(tb.tb_frame.f_code.co_filename), tb.tb_next
-    return path is not None and (path.startswith(_PACKAGE) or path == os.path.abspath(sys.argv[0]))
+        last, tb = tb, tb.tb_next
+    if last is None:
+        return False
+    path = os.path.abspath(last.tb_frame.f_code.co_filename)
+    ours = path.startswith(_PACKAGE) or path == os.path.abspath(sys.argv[0])
+    return ours and linecache.getline(path, last.tb_lineno).lstrip().startswith("raise")

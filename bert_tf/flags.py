@@ -7,6 +7,7 @@ import sys
 
 from absl import flags
 
+from bert_tf import fileio
 from bert_tf.config import BertConfig
 
 FLAGS = flags.FLAGS
@@ -81,6 +82,17 @@ _HELP = {
                                    "their gradients.",
 }
 
+# Help of the export flags (--export_precision here, --precision in export_savedmodel.py).
+EXPORT_HELP = {
+    "precision": "compute in float32, or in bfloat16 with float32 variables and outputs (faster "
+                 "on CPUs with AVX512_BF16 or AMX; see benchmarks/results/serving.md); default: "
+                 "as trained.",
+    "jit_compile": "XLA-compile the model function (requests are padded to a few bucket "
+                   "shapes; the warm-up requests compile batch 1 at each length while the "
+                   "server loads); tensorflow_model_server needs "
+                   "--xla_cpu_compilation_enabled=true.",
+}
+
 # Flags whose values become the options of bert_tf.jobs.common.ModelOptions and its subclasses.
 MODEL_OPTIONS = ("init_checkpoint", "vocab_file", "do_lower_case", "max_seq_length",
                  "export_dir", "export_precision", "export_jit_compile")
@@ -103,12 +115,8 @@ def define_export_flag(helps=None):
     """--export_dir, and how the exported model computes."""
     flags.DEFINE_string("export_dir", None, dict(_HELP, **(helps or {}))["export_dir"])
     flags.DEFINE_enum("export_precision", None, ["fp32", "bf16"],
-                      "--export_dir: compute in float32, or in bfloat16 (float32 variables "
-                      "and outputs; faster on CPUs with AVX512_BF16/AMX); default: the "
-                      "training precision.")
-    flags.DEFINE_bool("export_jit_compile", False,
-                      "--export_dir: XLA-compile the served model (faster; "
-                      "tensorflow_model_server then needs --xla_cpu_compilation_enabled=true).")
+                      "--export_dir: " + EXPORT_HELP["precision"])
+    flags.DEFINE_bool("export_jit_compile", False, "--export_dir: " + EXPORT_HELP["jit_compile"])
 
 
 def define_training_flags(*, max_seq_length=128, train_batch_size=32, learning_rate=5e-5,
@@ -221,7 +229,7 @@ def setup_logging(output_dir=None):
         handler._bert_tf = True
         root.addHandler(handler)
         absl_logging.get_absl_handler().setLevel(logging.WARNING)
-    if output_dir and "://" in str(output_dir):
+    if output_dir and fileio.is_url(output_dir):
         logging.getLogger("bert_tf").warning(
             "--output_dir %s is a URL: the log goes to stderr only, not to log.txt there",
             output_dir)

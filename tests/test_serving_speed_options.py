@@ -8,6 +8,7 @@ import sys
 import numpy as np
 import pytest
 import tensorflow as tf
+from tensorflow.core.framework import types_pb2
 
 import test_serving_support as support
 from bert_tf import serving
@@ -20,7 +21,7 @@ def _fake_model(features):
     (per row, so they survive the batch cut)."""
     ids = tf.cast(features["input_ids"], tf.float32)
     shape = tf.shape(features["input_ids"])
-    return {"per_token": ids[:, :, None] * 2.0,
+    return {"per_token": ids[:, :, None] * 2.0 + 1.0,           # never 0 where the model ran
             "per_row": tf.reduce_sum(ids, axis=1, keepdims=True),
             "model_shape": tf.tile(shape[None], [shape[0], 1])}
 
@@ -57,7 +58,8 @@ def test_the_model_sees_the_batch_cut_to_the_bucket_of_its_longest_row():
     assert model_shapes == {(3, 24)}
     # Outputs come back at the request's shape: per-token ones zero-padded to 128.
     ids = features["input_ids"].numpy()
-    np.testing.assert_array_equal(out["per_token"][:, :, 0], 2.0 * ids)
+    np.testing.assert_array_equal(out["per_token"][:, :24, 0], 2.0 * ids[:, :24] + 1.0)
+    assert out["per_token"].shape == (3, 128, 1) and not out["per_token"][:, 24:].any()
     np.testing.assert_array_equal(out["per_row"][:, 0], ids.sum(axis=1))
 
 
@@ -130,6 +132,8 @@ def test_bf16_export_computes_in_bfloat16_and_agrees_with_fp32(tmp_path, minilm_
         info = json.loads(open(os.path.join(path, names.ASSETS_EXTRA,
                                             "export_info.json")).read())
         assert info["dtype_policy"] == {"fp32": "float32", "bf16": "mixed_bfloat16"}[precision]
+        matmuls = _matmul_dtypes(path)
+        assert matmuls == ({"DT_FLOAT"} if precision == "fp32" else {"DT_BFLOAT16"}), matmuls
         out = tf.saved_model.load(path).signatures[names.SERVING_DEFAULT](
             text_a=tf.constant(texts_a))
         assert out["pooled_output"].dtype == tf.float32
@@ -139,6 +143,13 @@ def test_bf16_export_computes_in_bfloat16_and_agrees_with_fp32(tmp_path, minilm_
     cosine = np.sum(outputs["bf16"] * outputs["fp32"], axis=1) / (
         np.linalg.norm(outputs["bf16"], axis=1) * np.linalg.norm(outputs["fp32"], axis=1))
     assert cosine.min() > 0.999
+
+
+def _matmul_dtypes(path):
+    """The dtypes (attribute T) of the MatMul / BatchMatMul ops in an export's functions."""
+    library = graph_ops.read_saved_model(path).meta_graphs[0].graph_def.library
+    return {types_pb2.DataType.Name(node.attr["T"].type) for f in library.function
+            for node in f.node_def if node.op in ("MatMul", "BatchMatMulV2", "BatchMatMulV3")}
 
 
 def test_export_refuses_an_unknown_precision_and_xla_for_fill_mask(tmp_path):

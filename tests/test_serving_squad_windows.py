@@ -224,28 +224,17 @@ def test_windows_are_run_squads_features(seq, query, stride):
 
 def test_export_savedmodel_passes_doc_stride(tmp_path):
     """export_savedmodel.py --doc_stride reaches the serving task and export_info.json."""
-    import os
-    import subprocess
-    import sys
-
     import tensorflow_text  # noqa: F401  (registers the tokenizer ops of the loaded export)
 
     from bert_tf.checkpoints import save_weights
-    from helpers import REPO
     prefix = save_weights(support.build_model("squad"), str(tmp_path / "ckpt"), "tf1",
                           vocab_file=support.vocab_file())
-    out = subprocess.run(
-        [sys.executable, str(REPO / "export_savedmodel.py"), f"--init_checkpoint={prefix}",
-         f"--export_dir={tmp_path / 'export'}", "--task=squad", "--max_seq_length=32",
-         "--max_query_length=8", "--doc_stride=5", "--nowarmup"],
-        capture_output=True, text=True, timeout=600,
-        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
-    assert out.returncode == 0, out.stderr[-3000:]
-    path = tmp_path / "export" / "1"
-    with open(path / "assets.extra" / "export_info.json") as f:
-        assert json.load(f)["doc_stride"] == 5
+    path, info = support.run_export_script(prefix, str(tmp_path / "export"), "--task=squad",
+                                           "--max_seq_length=32", "--max_query_length=8",
+                                           "--doc_stride=5")
+    assert info["doc_stride"] == 5
     # One-token question: windows of 28 context tokens starting every 5 tokens.
-    served = support.loaded_path(str(path)).signatures["serving_default"](
+    served = support.loaded_path(path).signatures["serving_default"](
         question=tf.constant(["why"] * 3),
         context=tf.constant([" ".join(["word"] * n) for n in (28, 29, 40)]))
     assert served["num_windows"].numpy().tolist() == [1, 2, 4]

@@ -15,7 +15,7 @@ import tempfile
 
 import numpy as np
 
-from helpers import minilm_dir, shared_path
+from helpers import REPO, minilm_dir, shared_path
 
 SEQ = 64            # classifier, regression, tagger, encoder
 SQUAD_SEQ = 128
@@ -94,6 +94,20 @@ def loaded_path(path):
 def loaded(kind):
     """The SavedModel of `kind`, loaded once in this process."""
     return loaded_path(exported(kind)[1])
+
+
+def run_export_script(checkpoint, export_dir, *flags):
+    """export_savedmodel.py on `checkpoint` in a subprocess; returns (the new version's path,
+    its export_info.json)."""
+    out = subprocess.run(
+        [sys.executable, str(REPO / "export_savedmodel.py"), f"--init_checkpoint={checkpoint}",
+         f"--export_dir={export_dir}", "--nowarmup", *flags],
+        capture_output=True, text=True, timeout=600,
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    assert out.returncode == 0, out.stderr[-3000:]
+    path = os.path.join(export_dir, "1")
+    with open(os.path.join(path, "assets.extra", "export_info.json")) as f:
+        return path, json.load(f)
 
 
 def scratch_dir(name):

@@ -413,25 +413,13 @@ def test_job_refuses_fill_mask_for_a_checkpoint_without_the_masked_lm_head(tmp_p
 
 
 def test_runner_exports_a_fill_mask_checkpoint_with_top_k(tmp_path):
-    import json
-    import os
-    import subprocess
-    import sys
-
     from bert_tf.jobs.fill_mask import encode_masked, make_predict_fn
-    from helpers import REPO
     model = support.build_model("fill_mask", seed=5)
     prefix = _tf1_checkpoint(model, tmp_path / "ckpt")
-    out = subprocess.run(
-        [sys.executable, str(REPO / "export_savedmodel.py"), f"--init_checkpoint={prefix}",
-         f"--export_dir={tmp_path / 'export'}", "--task=fill_mask", "--top_k=3",
-         "--max_seq_length=16", "--notext_signatures", "--nowarmup"],
-        capture_output=True, text=True, timeout=600,
-        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
-    assert out.returncode == 0, out.stderr[-3000:]
-    path = tmp_path / "export" / "1"
-    with open(path / "assets.extra" / "export_info.json") as f:
-        assert json.load(f)["top_k"] == 3
+    path, info = support.run_export_script(prefix, str(tmp_path / "export"), "--task=fill_mask",
+                                           "--top_k=3", "--max_seq_length=16",
+                                           "--notext_signatures")
+    assert info["top_k"] == 3
     item = encode_masked(support.full_tokenizer(), 0, "the capital of [MASK] is paris .", 16)
     ids = np.array([item.input_ids], np.int32)
     features = dict(input_ids=ids, input_mask=np.ones_like(ids), segment_ids=np.zeros_like(ids))

@@ -102,9 +102,9 @@ class ModelOptions:
             raise ValueError(f"--export_dir: no {self.serving_task!r} serving task in this "
                              f"version of bert_tf.serving (it has {', '.join(TASKS)})")
         check_vocab_file(self.vocab_file)
-        if self.export_jit_compile and self.serving_task == "fill_mask":
-            raise ValueError("--export_jit_compile: not supported for the fill-mask export (its "
-                             "[MASK] positions have data-dependent shapes)")
+        from bert_tf.serving.exporter import check_compute_options
+        check_compute_options(self.serving_task, self.export_precision, self.export_jit_compile,
+                              ("--export_precision", "--export_jit_compile"))
         from bert_tf.serving.warmup import require_serving_api
         require_serving_api("--export_dir")     # before training, not after it
 

@@ -32,6 +32,17 @@ EXPORT_INFO = "export_info.json"
 PRECISIONS = {None: None, "fp32": "float32", "bf16": "mixed_bfloat16"}
 
 
+def check_compute_options(task, precision, jit_compile, flags=("precision", "jit_compile")):
+    """Raises ValueError (naming `flags`) for a precision export() lacks, or XLA for
+    fill_mask, whose [MASK] positions have data-dependent shapes XLA cannot compile."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"{flags[0]} must be one of {', '.join(p for p in PRECISIONS if p)}, "
+                         f"got {precision!r}")
+    if jit_compile and task == "fill_mask":
+        raise ValueError(f"{flags[1]} is not supported for task fill_mask: its [MASK] "
+                         "positions have data-dependent shapes, which XLA cannot compile")
+
+
 def existing_versions(export_dir):
     """Numeric version folders already in export_dir (local or URL), ascending."""
     export_dir = str(export_dir)
@@ -128,12 +139,7 @@ def export(model, task, export_dir, vocab_file, do_lower_case, seq_length, label
     config = getattr(model, "config", None)
     if config is None:
         raise ValueError(f"cannot export {type(model).__name__}: not a bert_tf model")
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision must be one of {', '.join(p for p in PRECISIONS if p)}, "
-                         f"got {precision!r}")
-    if jit_compile and task == "fill_mask":
-        raise ValueError("jit_compile is not supported for task fill_mask: its [MASK] positions "
-                         "have data-dependent shapes, which XLA cannot compile")
+    check_compute_options(task, precision, jit_compile)
     if not 2 <= seq_length <= config.max_position_embeddings:
         raise ValueError(f"seq_length={seq_length} must be in [2, max_position_embeddings = "
                          f"{config.max_position_embeddings}]")

@@ -66,6 +66,9 @@ class ExportOptions:
             raise ValueError(f"--num_choices must be >= 2, got {opts.num_choices}")
         if opts.task == "fill_mask" and (opts.top_k or 0) < 1:
             raise ValueError(f"--top_k must be >= 1, got {opts.top_k}")
+        from bert_tf.serving.exporter import check_compute_options
+        check_compute_options(opts.task, opts.precision, opts.jit_compile,
+                              ("--precision", "--jit_compile"))
         if opts.task == "squad" and (opts.doc_stride or 0) < 1:
             raise ValueError(f"--doc_stride must be >= 1, got {opts.doc_stride}")
         opts.text_pair = bool(opts.text_pair)

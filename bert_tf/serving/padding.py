@@ -6,7 +6,8 @@ A 20-token request then costs a 24-token forward pass, not a 128-token one. Buck
 small, which matters under XLA, where every new input shape is compiled once (seconds for a
 base model); with jit_compile the batch is also padded to a power of two (by repeating its last
 row) for the same reason. Outputs are returned at the request's shape: per-token outputs are
-zero-padded back to the features' length and padded rows are dropped. Padding rows of the
+zero-padded back to the features' length (zero past the bucket length, where every row is
+padding) and padded rows are dropped. Padding rows of the
 attention mask are masked out, so cutting them changes no unpadded output (up to float
 rounding: matmuls of other shapes sum in another order).
 """
@@ -35,7 +36,7 @@ def used_length(input_mask):
     """1 + the last position any row's mask covers (0 when no row has a token); int32."""
     seq = tf.shape(input_mask)[-1]
     positions = tf.range(1, seq + 1)                                   # broadcasts over [..., S]
-    return tf.reduce_max(tf.where(input_mask != 0, positions, 0))
+    return tf.maximum(tf.reduce_max(tf.where(input_mask != 0, positions, 0)), 0)
 
 
 def bucketed(model_fn, buckets, *, pad_batch=False, per_token_outputs=True):

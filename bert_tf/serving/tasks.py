@@ -7,7 +7,7 @@ SavedModel tracks its tokenizer (vocabulary asset, id -> token table) and the mo
 Tasks ("kind"): classifier, regression, tagger, encoder here; squad, multiple_choice and
 fill_mask in their own modules. All outputs are float32, int32, int64, bool or string; offsets
 are byte offsets into the UTF-8 request strings, [start, end), -1 where a position has no text
-([CLS], [SEP], padding, or for SQuAD the question).
+([CLS], [SEP], padding).
 """
 
 import tensorflow as tf
