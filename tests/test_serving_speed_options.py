@@ -43,10 +43,11 @@ def _features(lengths, seq):
             "segment_ids": tf.zeros_like(mask)}
 
 
-def test_length_buckets_grow_by_at_most_half_and_end_at_the_maximum():
-    assert padding.length_buckets(128) == [16, 24, 32, 48, 64, 96, 128]
-    assert padding.length_buckets(384) == [16, 24, 32, 48, 64, 96, 128, 192, 256, 384]
-    assert padding.length_buckets(100) == [16, 24, 32, 48, 64, 96, 100]
+def test_length_buckets_step_by_a_quarter_power_of_two_and_end_at_the_maximum():
+    assert padding.length_buckets(128) == [16, 32, 48, 64, 80, 96, 112, 128]
+    assert padding.length_buckets(512) == [16, 32, 48, 64, 80, 96, 112, 128, 160, 192, 224,
+                                           256, 320, 384, 448, 512]
+    assert padding.length_buckets(100) == [16, 32, 48, 64, 80, 96, 100]
     assert padding.length_buckets(8) == [8]
     with pytest.raises(ValueError, match="max_length must be >= 1"):
         padding.length_buckets(0)
@@ -55,11 +56,11 @@ def test_length_buckets_grow_by_at_most_half_and_end_at_the_maximum():
 def test_the_model_sees_the_batch_cut_to_the_bucket_of_its_longest_row():
     features = _features([5, 20, 3], 128)
     out, model_shapes = _serve(padding.length_buckets(128), features)
-    assert model_shapes == {(3, 24)}
+    assert model_shapes == {(3, 32)}
     # Outputs come back at the request's shape: per-token ones zero-padded to 128.
     ids = features["input_ids"].numpy()
-    np.testing.assert_array_equal(out["per_token"][:, :24, 0], 2.0 * ids[:, :24] + 1.0)
-    assert out["per_token"].shape == (3, 128, 1) and not out["per_token"][:, 24:].any()
+    np.testing.assert_array_equal(out["per_token"][:, :32, 0], 2.0 * ids[:, :32] + 1.0)
+    assert out["per_token"].shape == (3, 128, 1) and not out["per_token"][:, 32:].any()
     np.testing.assert_array_equal(out["per_row"][:, 0], ids.sum(axis=1))
 
 
@@ -107,7 +108,7 @@ def test_jit_compile_export_marks_the_model_function_for_xla(tmp_path):
 
     assert must_compile(xla) and not must_compile(plain)
     info = json.loads(open(os.path.join(xla, names.ASSETS_EXTRA, "export_info.json")).read())
-    assert info["jit_compile"] is True and info["length_buckets"][:3] == [16, 24, 32]
+    assert info["jit_compile"] is True and info["length_buckets"][:3] == [16, 32, 48]
 
 
 def test_xla_export_warms_up_every_length_bucket_up_to_seq_length(tmp_path):

@@ -1,9 +1,10 @@
 """Per-request padding: the model runs on each request batch cut to its own longest row,
 rounded up to one of a few bucket lengths, instead of on seq_length.
 
-A 20-token request then costs a 24-token forward pass, not a 128-token one. Buckets (16, 24,
-32, 48, 64, 96, 128, ...: each at most 1.5x the one before) keep the number of distinct shapes
-small, which matters under XLA, where every new input shape is compiled once (seconds for a
+A 20-token request then costs a 32-token forward pass, not a 128-token one. Buckets (every 16
+tokens up to 128, every 32 up to 256, every 64 up to 512, ...: at most 1/7 longer than the
+longest row once past 112) keep the number of distinct shapes small (8 up to 128, 16 up to
+512), which matters under XLA, where every new input shape is compiled once (seconds for a
 base model); with jit_compile the batch is also padded to a power of two (by repeating its last
 row) for the same reason. Outputs are returned at the request's shape: per-token outputs are
 zero-padded back to the features' length (zero past the bucket length, where every row is
@@ -16,13 +17,14 @@ import tensorflow as tf
 
 
 def length_buckets(max_length, smallest=16):
-    """16, 24, 32, 48, 64, 96, 128, 192, ... below max_length, then max_length itself."""
+    """16, 32, ..., 128, 160, ..., 256, 320, ... below max_length, then max_length itself: the
+    step is a quarter of the largest power of two <= the size, and at least `smallest`."""
     if max_length < 1:
         raise ValueError(f"max_length must be >= 1, got {max_length}")
     buckets, size = [], smallest
     while size < max_length:
         buckets.append(size)
-        size = size * 3 // 2 if size & (size - 1) == 0 else size * 4 // 3
+        size += max(smallest, (1 << (size.bit_length() - 1)) // 4)
     return buckets + [int(max_length)]
 
 
