@@ -132,7 +132,11 @@ def test_bf16_export_computes_in_bfloat16_and_agrees_with_fp32(tmp_path, minilm_
                               warmup=False)
         info = json.loads(open(os.path.join(path, names.ASSETS_EXTRA,
                                             "export_info.json")).read())
-        assert info["dtype_policy"] == {"fp32": "float32", "bf16": "mixed_bfloat16"}[precision]
+        assert info["dtype_policy"] == {"fp32": "float32", "bf16": "bfloat16"}[precision]
+        stored = {dtype for dtype in tf.train.load_checkpoint(
+            os.path.join(path, "variables", "variables")).get_variable_to_dtype_map().values()
+            if dtype.is_floating}
+        assert stored == {tf.float32 if precision == "fp32" else tf.bfloat16}, stored
         matmuls = _matmul_dtypes(path)
         assert matmuls == ({"DT_FLOAT"} if precision == "fp32" else {"DT_BFLOAT16"}), matmuls
         out = tf.saved_model.load(path).signatures[names.SERVING_DEFAULT](

@@ -1,12 +1,13 @@
-"""A copy of a bert_tf model under another Keras dtype policy, holding the same weights: how a
-model trained in float32 is exported to compute in bfloat16."""
+"""A copy of a bert_tf model under another Keras dtype policy, holding the same weights (cast
+to the policy's variable dtype): how a model trained in float32 is exported in bfloat16."""
 
 from bert_tf.model.encoder import BertEncoder
 
 
 def with_dtype_policy(model, policy):
     """A new BertEncoder or task model like `model`, built with dtype policy `policy` (e.g.
-    "mixed_bfloat16": float32 variables, bfloat16 matmuls), with `model`'s weights copied in."""
+    "bfloat16": bfloat16 variables and matmuls; Keras' LayerNorm and our softmax still compute
+    in float32), with `model`'s weights copied in."""
     encoder = model if isinstance(model, BertEncoder) else model.encoder
     copy = BertEncoder(encoder.config, name=encoder.name, dtype=policy)
     if model is not encoder:

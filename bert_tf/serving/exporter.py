@@ -29,7 +29,10 @@ logger = logging.getLogger("bert_tf")
 
 EXPORT_INFO = "export_info.json"
 # precision -> Keras dtype policy of the exported model (None: the model's own).
-PRECISIONS = {None: None, "fp32": "float32", "bf16": "mixed_bfloat16"}
+# bf16 stores the weights in bfloat16 too: "mixed_bfloat16" would cast every float32 variable
+# on every call, which made single requests slower than fp32. LayerNorm and the attention
+# softmax still compute in float32, and outputs are float32.
+PRECISIONS = {None: None, "fp32": "float32", "bf16": "bfloat16"}
 
 
 def check_compute_options(task, precision, jit_compile, flags=("precision", "jit_compile")):
@@ -126,9 +129,9 @@ def export(model, task, export_dir, vocab_file, do_lower_case, seq_length, label
       warmup: write assets.extra/tf_serving_warmup_requests (needs tensorflow-serving-api).
       text_signatures: include serving_default (raw text, needs the two tensorflow-text ops of
         bert_tf.tokenization.serving_ops); False exports core-TensorFlow-only signatures.
-      precision: "fp32" (float32 throughout) or "bf16" (bfloat16 matmuls, float32 variables and
-        outputs: faster on CPUs with AVX512_BF16 or AMX, and on TPUs and recent GPUs); None
-        keeps the model's own dtype policy.
+      precision: "fp32" (float32 throughout) or "bf16" (bfloat16 weights and matmuls; LayerNorm
+        and softmax in float32, float32 outputs: faster on CPUs with AVX512_BF16 or AMX, and on
+        TPUs and recent GPUs, half the size); None keeps the model's own dtype policy.
       jit_compile: XLA-compile the model function (each request batch is padded to a power of
         two and a bucket length, so few shapes compile); tensorflow_model_server must then run
         with --xla_cpu_compilation_enabled=true. Not for fill_mask (its [MASK] gather has
