@@ -84,8 +84,8 @@ _HELP = {
 
 # Help of the export flags (--export_precision here, --precision in export_savedmodel.py).
 EXPORT_HELP = {
-    "precision": "compute in float32, or with bfloat16 weights and matmuls (float32 LayerNorm, "
-                 "softmax and outputs; faster on CPUs with AVX512_BF16 or AMX; see "
+    "precision": "fp32, or bf16: bfloat16 weights and matmuls (float32 LayerNorm, softmax and "
+                 "outputs; faster on CPUs with AVX512_BF16 or AMX, see "
                  "benchmarks/results/serving.md); default: as trained.",
     "jit_compile": "XLA-compile the model function (requests are padded to a few bucket "
                    "shapes; the warm-up requests compile batch 1 at each length while the "
