@@ -126,7 +126,7 @@ def test_per_class_precision_recall_f1_support_and_macro_f1():
                 "support_very_good": 2,
                 "precision_n_a": 0.0, "recall_n_a": 0.0, "f1_n_a": 0.0, "support_n_a": 0,
                 "macro_f1": (0.5 + 0.5 + 0 + 0) / 4}
-    values = per_class_metrics(MULTI_PRED, MULTI_GOLD, LABELS)
+    values = per_class_metrics(confusion_matrix(MULTI_PRED, MULTI_GOLD, len(LABELS)), LABELS)
     assert values == pytest.approx(expected)
     assert all(type(values[f"support_{n}"]) is int for n in ("pos", "neg", "very_good", "n_a"))
 

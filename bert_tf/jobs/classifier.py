@@ -184,15 +184,17 @@ def evaluate(trainer, inputs, columns, source, metric_task, what="eval"):
     """compute_metrics of `metric_task` on every example (classification: with the per-class
     metrics), plus eval_loss (and google's `loss`). Returns (values, the confusion matrix, or
     None for regression)."""
-    from bert_tf.metrics.classification import compute_metrics, confusion_matrix
+    from bert_tf.metrics.classification import (compute_metrics, confusion_matrix,
+                                                per_class_metrics)
     logits = predict_logits(trainer, inputs.dataset_fn(source, inputs.opts.eval_batch_size,
                                                        False), columns.num_examples, what)
     data = inputs.data
     if data.is_regression:
         values, confusion = compute_metrics(metric_task, logits[:, 0], columns.label_ids), None
     else:
-        values = compute_metrics(metric_task, logits, columns.label_ids, data.labels)
+        values = compute_metrics(metric_task, logits, columns.label_ids)
         confusion = confusion_matrix(logits, columns.label_ids, data.num_labels)
+        values.update(per_class_metrics(confusion, data.labels))
     values["eval_loss"] = mean_loss(logits, columns.label_ids, data.is_regression)
     values["loss"] = values["eval_loss"]
     return values, confusion

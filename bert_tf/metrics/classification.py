@@ -133,14 +133,14 @@ def metric_labels(label_names):
     return names
 
 
-def per_class_metrics(predictions, labels, label_names):
-    """precision_<label>, recall_<label>, f1_<label> and support_<label> (gold count) for
-    every label of `label_names` (index = class id; names from metric_labels), and macro_f1,
+def per_class_metrics(confusion, label_names):
+    """From a confusion_matrix: precision_<label>, recall_<label>, f1_<label> and
+    support_<label> (gold count) for every label of `label_names` (index = class id; names
+    from metric_labels), and macro_f1,
     the unweighted mean of the per-class F1 over all of them (absent classes included). A ratio
     whose denominator is 0 is 0.0: precision of a class never predicted, recall of a class
     absent from the gold labels, F1 = 2TP / (2TP + FP + FN) of a class neither predicted nor
     present (scikit-learn's zero_division=0)."""
-    confusion = confusion_matrix(predictions, labels, len(label_names))
     tp = np.diag(confusion)
     predicted, support = confusion.sum(axis=0), confusion.sum(axis=1)
 
@@ -191,7 +191,8 @@ def compute_metrics(task, predictions, labels, label_names=None):
         results["f1"] = f1_score(predictions, labels)
         results["acc_and_f1"] = (results["eval_accuracy"] + results["f1"]) / 2
     if label_names is not None and len(label_names) >= 2:
-        results.update(per_class_metrics(predictions, labels, label_names))
+        results.update(per_class_metrics(
+            confusion_matrix(predictions, labels, len(label_names)), label_names))
     return results
 
 
