@@ -71,11 +71,26 @@ def native_head_kind(prefix):
     return None, None
 
 
+def native_vocab_rows(prefix):
+    """Rows of the checkpoint's word-embedding matrix (its vocab_size), or None if absent."""
+    reader, graph = _object_graph(prefix)
+    node = _child(graph, _child(graph, 0, "model"), "encoder", "embeddings", "word_embeddings")
+    if node is None or not graph.nodes[node].attributes:
+        return None
+    key = graph.nodes[node].attributes[0].checkpoint_key
+    return reader.get_variable_to_shape_map()[key][0]
+
+
 def read_native(prefix, config):
     """{google name: array} from a native checkpoint, by restoring into a model of `config`
-    with the heads the checkpoint holds. Raises if the checkpoint lacks encoder variables."""
+    with the heads the checkpoint holds. Raises if the checkpoint lacks encoder variables.
+    The model takes the checkpoint's own vocab_size, so a config whose vocabulary has grown
+    since (build_vocab.py --extend) reads it too; load_weights then adds the new rows."""
     from bert_tf.model import BertEncoder
     from bert_tf.model.task_models import TASK_MODELS
+    rows = native_vocab_rows(prefix)
+    if rows is not None and rows != config.vocab_size:
+        config = config.replace(vocab_size=int(rows))
     kind, units = native_head_kind(prefix)
     encoder = BertEncoder(config)
     if kind is None:

@@ -12,8 +12,6 @@ import logging
 import os
 import time
 
-from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
-
 from bert_tf import fileio
 from bert_tf.tokenization import basic, full, text as _text, vocab as _vocab
 
@@ -90,6 +88,8 @@ def learn_wordpiece_vocab(word_counts, vocab_size, num_unused=RELEASED_UNUSED,
                           max_unique_chars=1000, max_token_length=50, lower_thresh=10,
                           num_iterations=4):
     """Token list of at most `vocab_size` entries: reserved tokens, then learned pieces."""
+    # Imported here: counting words (also for build_vocab.py --extend) needs no TensorFlow.
+    from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
     reserved = reserved_tokens(num_unused)
     if vocab_size <= len(reserved):
         raise ValueError(f"vocab_size={vocab_size} leaves no room for pieces after "
