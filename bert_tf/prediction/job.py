@@ -1,0 +1,181 @@
+"""bert_tf.predict's job: rows in, one JSON object per row out, from a SavedModel or a
+checkpoint (bert_tf.prediction.loading) through the task's serving signatures
+(bert_tf.prediction.tasks).
+
+Every row is checked before the model runs, so a bad row stops the run before any output is
+written; --output_file is written once, atomically (temporary name, then rename).
+"""
+
+import dataclasses
+import json
+import logging
+import os
+import time
+
+from bert_tf import fileio
+from bert_tf.prediction import inputs as _inputs
+from bert_tf.prediction import loading, tasks
+from bert_tf.prediction.inputs import InputError
+
+logger = logging.getLogger("bert_tf")
+
+
+@dataclasses.dataclass(kw_only=True)
+class PredictOptions:
+    model: str                       # SavedModel (version or export_dir) or checkpoint
+    task: str = None                 # needed for checkpoints whose head does not say
+    texts: list = None
+    text_pairs: list = None
+    questions: list = None
+    contexts: list = None
+    choices: list = None
+    input_file: str = None
+    output_file: str = None          # JSON lines; None: returned (the runner prints them)
+    batch_size: int = 32
+    doc_stride: int = None           # NER windows (default 64); SQuAD checkpoints (128);
+                                     # classifier/regression/multi_label checkpoints: long
+                                     # texts in windows (default none: truncate)
+    version_2_with_negative: bool = False
+    null_score_diff_threshold: float = 0.0
+    checkpoint: loading.CheckpointSettings = dataclasses.field(
+        default_factory=loading.CheckpointSettings)
+
+    def validate(self):
+        if not self.model:
+            raise InputError("--model is required (a SavedModel, an export_dir or a checkpoint)")
+        if self.task is not None and self.task not in loading.PREDICT_TASKS:
+            raise InputError(f"--task must be one of {', '.join(loading.PREDICT_TASKS)}, got "
+                             f"{self.task!r}")
+        if self.batch_size < 1:
+            raise InputError(f"--batch_size must be >= 1, got {self.batch_size}")
+        if self.doc_stride is not None and self.doc_stride < 1:
+            raise InputError(f"--doc_stride must be >= 1, got {self.doc_stride}")
+        settings = self.checkpoint
+        if settings.window_pooling is not None and settings.window_pooling not in ("mean",
+                                                                                  "max"):
+            raise InputError(f"--window_pooling must be mean or max, got "
+                             f"{settings.window_pooling!r}")
+        if settings.max_windows is not None and settings.max_windows < 0:
+            raise InputError(f"--max_windows must be >= 0 (0: all), got {settings.max_windows}")
+        threshold = settings.multi_label_threshold
+        if threshold is not None and not 0.0 < threshold < 1.0:
+            raise InputError(f"--multi_label_threshold must be in (0, 1), got {threshold}")
+
+
+def load(opts, rows):
+    """(Predictor, task) for opts.model; rows tell a checkpoint's classifier whether it
+    reads pairs and its multiple-choice module how many choices a row has."""
+    version = loading.saved_model_version(opts.model)
+    if version is not None:
+        given = opts.checkpoint.given()
+        if given:
+            raise InputError(f"{', '.join(given)}: for checkpoints only; the SavedModel "
+                             f"{version} fixed {'it' if len(given) == 1 else 'them'} at export")
+        predictor = loading.load_saved_model(version)
+        if opts.task and opts.task != predictor.task:
+            raise InputError(f"--task={opts.task}, but the SavedModel {version} is a "
+                             f"{predictor.task} model")
+        if opts.doc_stride is not None:
+            _check_saved_model_stride(predictor, version)
+        _log_threshold(predictor)
+        return predictor
+    resolved = loading.resolve_checkpoint(opts.model, opts.task, opts.checkpoint)
+    task = resolved.task
+    _check_checkpoint_options(opts, task)
+    # Rows are checked for the task's fields before the (slow) build.
+    checked = [tasks.row_inputs(task, row) for row in rows]
+    text_pair = num_choices = None
+    if task in loading.WINDOW_TASKS and not opts.checkpoint.task_name:
+        text_pair = any(pair is not None for _, pair in checked)
+    if task == "multiple_choice":
+        num_choices = len(checked[0][1])
+    predictor = loading.build_predictor(resolved, text_pair=text_pair, num_choices=num_choices,
+                                        doc_stride=opts.doc_stride)
+    _log_threshold(predictor)
+    return predictor
+
+
+def _check_saved_model_stride(predictor, version):
+    """--doc_stride with a SavedModel: NER's windows (read here) only; the export fixed the
+    others."""
+    info = predictor.info
+    if predictor.task == "squad":
+        raise InputError(f"--doc_stride: the SavedModel {version} fixed it at export "
+                         f"({info.get('doc_stride')})")
+    if predictor.task in loading.WINDOW_TASKS:
+        if info.get("window_stride"):
+            raise InputError(f"--doc_stride: the SavedModel {version} fixed its windows at "
+                             f"export (window_stride {info['window_stride']}, window_pooling "
+                             f"{info.get('window_pooling')}, max_windows "
+                             f"{info.get('max_windows')})")
+        raise InputError(f"--doc_stride: the SavedModel {version} truncates long texts (it was "
+                         f"exported without --doc_stride): export it with --doc_stride, or "
+                         f"predict from its checkpoint with --doc_stride")
+    if predictor.task == "multiple_choice":
+        raise InputError("--doc_stride: a multiple-choice model reads no windows")
+
+
+def _check_checkpoint_options(opts, task):
+    """The window and threshold flags against the checkpoint's task (before the build)."""
+    settings = opts.checkpoint
+    windows = [f"--{name}" for name in ("window_pooling", "max_windows")
+               if getattr(settings, name) is not None]
+    if windows and task not in loading.WINDOW_TASKS:
+        raise InputError(f"{', '.join(windows)}: for {', '.join(loading.WINDOW_TASKS)} "
+                         f"checkpoints read with --doc_stride windows, not a {task} model")
+    if windows and not opts.doc_stride:
+        raise InputError(f"{', '.join(windows)}: apply to --doc_stride windows; give "
+                         f"--doc_stride (the run's run_classifier --doc_stride)")
+    if task == "multiple_choice" and opts.doc_stride is not None:
+        raise InputError("--doc_stride: a multiple-choice model reads no windows")
+    if settings.multi_label_threshold is not None and task != "multi_label":
+        raise InputError(f"--multi_label_threshold: for multi_label models, not a {task} model"
+                         + (" (give --task=multi_label for a run_classifier --multi_label "
+                            "checkpoint)" if task == "classifier" else ""))
+
+
+def _log_threshold(predictor):
+    if predictor.task == "multi_label":
+        logger.info("multi-label threshold %g: a label is selected when its probability is "
+                    ">= it", predictor.info["threshold"])
+
+
+def predict(opts, rows, predictor):
+    """One dict per row, in row order (with "index", and "id" when the row has one)."""
+    runner = tasks.RUNNERS[predictor.task](predictor, opts)
+    checked = []
+    for row in rows:
+        inputs = tasks.row_inputs(predictor.task, row)
+        runner.check(row, inputs)
+        checked.append((row, inputs))
+    results, started = [], time.perf_counter()
+    for start in range(0, len(checked), opts.batch_size):
+        batch = checked[start:start + opts.batch_size]
+        for (row, _), result in zip(batch, runner.predict(batch)):
+            head = {"index": row.index}
+            if row.id is not None:
+                head["id"] = row.id
+            results.append(dict(head, **result))
+    logger.info("predicted %d row(s) in %.1f s with %s", len(rows),
+                time.perf_counter() - started, predictor.source)
+    return results
+
+
+def json_lines(results):
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in results)
+
+
+def run(opts):
+    """Reads the rows, loads the model, predicts; writes opts.output_file when given. Returns
+    the results (one dict per row)."""
+    opts.validate()
+    rows = _inputs.read_rows(opts.input_file, opts.texts, opts.text_pairs, opts.questions,
+                             opts.contexts, opts.choices)
+    if opts.output_file and fileio.isdir(opts.output_file):
+        raise InputError(f"--output_file {opts.output_file} is a folder")
+    predictor = load(opts, rows)
+    results = predict(opts, rows, predictor)
+    if opts.output_file:
+        fileio.atomic_write_text(os.fspath(opts.output_file), json_lines(results))
+        logger.info("wrote %d prediction(s) to %s", len(results), opts.output_file)
+    return results
