@@ -34,7 +34,12 @@ flags.DEFINE_enum("task", None, list(TASKS),
 flags.DEFINE_string("task_name", None,
                     "A GLUE/XNLI task name (MRPC, STS-B, ...): sets --task, --labels and "
                     "--text_pair.")
-flags.DEFINE_list("labels", None, "Label strings in class-id order (classifier, tagger).")
+flags.DEFINE_list("labels", None,
+                  "Label strings in class-id order (classifier, tagger, multi_label).")
+flags.DEFINE_float("multi_label_threshold", None,
+                   "multi_label: a label is selected when its probability is >= this (default: "
+                   "the tuned threshold in the eval_results.txt beside --init_checkpoint, as "
+                   "run_classifier --multi_label writes it, else 0.5).")
 flags.DEFINE_bool("text_pair", None,
                   "serving_default takes text_a and text_b (default: from --task_name, "
                   "else single text).")
@@ -45,8 +50,18 @@ flags.DEFINE_integer("max_seq_length", 128,
                      "Sequence length of the raw-text and tf.Example signatures.")
 flags.DEFINE_integer("max_query_length", 64, "SQuAD: question tokens kept.")
 flags.DEFINE_integer("max_answer_length", 30, "SQuAD: longest answer, in WordPieces.")
-flags.DEFINE_integer("doc_stride", 128,
-                     "SQuAD: distance between the starts of a long context's windows.")
+flags.DEFINE_integer("doc_stride", None,
+                     "SQuAD: distance between the starts of a long context's windows (default "
+                     "128). Classifier, regression, multi_label: read a long first text in "
+                     "windows of --max_seq_length whose starts are this many WordPieces apart "
+                     "and combine their logits (--window_pooling), as run_classifier "
+                     "--doc_stride (default: truncate).")
+flags.DEFINE_enum("window_pooling", "mean", ["mean", "max"],
+                  "With --doc_stride (classifier, regression, multi_label): how the windows' "
+                  "logits combine.")
+flags.DEFINE_integer("max_windows", 0,
+                     "With --doc_stride (classifier, regression, multi_label): at most this many "
+                     "windows per text, from its start (0: all).")
 flags.DEFINE_integer("num_choices", 4, "multiple_choice: endings per request row (SWAG: 4).")
 flags.DEFINE_integer("top_k", 5, "fill_mask: predictions per [MASK].")
 flags.DEFINE_bool("include_special_tokens", False,
@@ -74,11 +89,13 @@ def main(argv):
         do_lower_case=FLAGS.do_lower_case, max_seq_length=FLAGS.max_seq_length,
         labels=FLAGS.labels, text_pair=FLAGS.text_pair,
         max_query_length=FLAGS.max_query_length, max_answer_length=FLAGS.max_answer_length,
-        doc_stride=FLAGS.doc_stride,
+        doc_stride=FLAGS.doc_stride, window_pooling=FLAGS.window_pooling,
+        max_windows=FLAGS.max_windows,
         num_choices=FLAGS.num_choices, top_k=FLAGS.top_k,
         include_special_tokens=FLAGS.include_special_tokens, version=FLAGS.version,
         warmup=FLAGS.warmup, text_signatures=FLAGS.text_signatures,
-        precision=FLAGS.precision, jit_compile=FLAGS.jit_compile)
+        precision=FLAGS.precision, jit_compile=FLAGS.jit_compile,
+        multi_label_threshold=FLAGS.multi_label_threshold)
     print(f"exported {run(opts)}")
 
 

@@ -50,25 +50,22 @@ flags.DEFINE_bool("is_regression", False, "generic: labels are numbers (MSE loss
 flags.DEFINE_string("train_file", None, "generic: training file in data_dir (train.<fmt>).")
 flags.DEFINE_string("dev_file", None, "generic: dev file in data_dir (dev.<fmt>).")
 flags.DEFINE_string("test_file", None, "generic: test file in data_dir (test.<fmt>).")
-# Evaluation during training.
-flags.DEFINE_integer("eval_every_steps", 0,
-                     "Evaluate on the dev set every this many training steps (0: never).")
-flags.DEFINE_string("keep_best_metric", None,
-                    "Metric that picks the best checkpoint, kept in output_dir/best/ (default: "
-                    "the task's: mcc for CoLA, acc_and_f1 for MRPC/QQP, corr for STS-B, "
-                    "eval_accuracy otherwise; any metric of the evaluation, e.g. macro_f1 or "
-                    "f1_<label>; names ending in 'loss' are minimised).")
-flags.DEFINE_integer("early_stopping_patience", 0,
-                     "Stop after this many evaluations without improvement (0: never).")
-flags.DEFINE_bool("load_best_at_end", True,
-                  "After training with --eval_every_steps, evaluate and predict with the best "
-                  "checkpoint rather than the last one.")
 # Input pipeline.
 flags.DEFINE_bool("pad_to_max_length", False,
                   "Pad every batch to max_seq_length (fixed shapes, as on TPU). Default: pad "
                   "each batch to its longest sequence, rounded up to 16.")
 flags.DEFINE_string("feature_cache_dir", None,
                     "Tokenize once into TFRecord files here and reuse them (large tasks).")
+
+# Every option() field of ClassifierOptions beyond FinetuneOptions' (which
+# define_finetune_flags() defines) becomes a flag here, with the help text declared there.
+from bert_tf.jobs.classifier import ClassifierOptions  # noqa: E402
+from bert_tf.jobs.finetune import FinetuneOptions  # noqa: E402
+from bert_tf.options import define_flags, flag_fields, flag_values  # noqa: E402
+
+_OWN_OPTIONS = [f.name for f in flag_fields(ClassifierOptions)
+                if f.name not in {g.name for g in flag_fields(FinetuneOptions)}]
+define_flags(ClassifierOptions, _OWN_OPTIONS)
 
 _GENERIC_FLAGS = ("text_a_column", "text_b_column", "label_column", "id_column", "labels",
                   "train_file", "dev_file", "test_file")
@@ -93,13 +90,13 @@ def processor_options():
 
 def main(argv):
     del argv
-    from bert_tf.jobs.classifier import ClassifierOptions, run
+    from bert_tf.jobs.classifier import run
     from bert_tf.jobs.common import summary_lines
     common.setup_logging(FLAGS.output_dir)
     opts = ClassifierOptions(**common.finetune_options(
         "task_name", "data_dir", "tfds_name", "tfds_data_dir", "tfds_download", "skip_bad_rows",
-        "eval_every_steps", "keep_best_metric", "early_stopping_patience", "load_best_at_end",
-        "pad_to_max_length", "feature_cache_dir"), processor_options=processor_options())
+        "pad_to_max_length", "feature_cache_dir"), processor_options=processor_options(),
+        **flag_values(ClassifierOptions, _OWN_OPTIONS))
     result = run(opts, common.runtime_from_flags())
     print("\n".join(summary_lines(result, predictions=lambda predicted: ", ".join(
         sorted(predicted.values())))))

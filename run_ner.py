@@ -9,13 +9,17 @@ learnt as BIO, first-WordPiece labelling, windows for long inputs, conlleval ent
       --train_batch_size=32 --learning_rate=5e-5 --num_train_epochs=3 --output_dir=/tmp/ner
 
 --export_dir writes the tagger as a SavedModel for TensorFlow Serving (per-token labels with
-byte offsets of raw text).
+byte offsets of raw text). --class_weights=auto weights each word's loss against label
+imbalance; --eval_every_steps=N evaluates on --eval_file every N steps and keeps the best
+weights (entity f1) in output_dir/best/.
 """
 
 from absl import flags
 
 from bert_tf import cli
 from bert_tf import flags as common
+from bert_tf.options import define_flags, flag_values
+from bert_tf.training.class_weights import ClassWeightOptions
 
 FLAGS = flags.FLAGS
 
@@ -37,6 +41,7 @@ flags.DEFINE_enum("context", "sentence", ["sentence", "document"],
 flags.DEFINE_list("labels", None,
                   "The label list in the model's output order (default: from output_dir or "
                   "the training file: O, then B-/I- of each type in sorted order).")
+define_flags(ClassWeightOptions)
 
 
 def main(argv):
@@ -45,7 +50,8 @@ def main(argv):
     from bert_tf.jobs.ner import NerOptions, run
     common.setup_logging(FLAGS.output_dir)
     opts = NerOptions(**common.finetune_options(
-        "train_file", "eval_file", "predict_file", "doc_stride", "context", "labels"))
+        "train_file", "eval_file", "predict_file", "doc_stride", "context", "labels"),
+        **flag_values(ClassWeightOptions))
     result = run(opts, common.runtime_from_flags())
     print("\n".join(summary_lines(result, ("precision", "recall", "f1", "accuracy", "loss"),
                                   lambda predicted: predicted["predictions"])))

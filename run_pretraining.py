@@ -6,12 +6,16 @@ mixed precision, XLA, LAMB, gradient accumulation, held-out evaluation and dynam
       --model_preset=tiny --do_train --do_eval --train_batch_size=32 --num_train_steps=1000
 
 --export_dir (with --vocab_file) writes the encoder as a SavedModel for TensorFlow Serving.
+--eval_every_steps=N evaluates on --eval_input_file every N steps and keeps the weights with the
+lowest held-out masked_lm_loss in output_dir/best/.
 """
 
 from absl import flags
 
 from bert_tf import cli
 from bert_tf import flags as common
+from bert_tf.options import define_flags, flag_values
+from bert_tf.training.best import EvaluationOptions
 
 FLAGS = flags.FLAGS
 
@@ -37,6 +41,7 @@ flags.DEFINE_bool("dynamic_masking", False,
 flags.DEFINE_float("masked_lm_prob", 0.15, "Masked LM probability (--dynamic_masking).")
 flags.DEFINE_bool("do_whole_word_mask", False, "Whole-word masking (--dynamic_masking).")
 flags.DEFINE_bool("use_next_sentence", True, "Train the next-sentence head (False: MLM only).")
+define_flags(EvaluationOptions)
 
 
 def main(argv):
@@ -47,7 +52,7 @@ def main(argv):
     opts = PretrainingOptions(**common.training_options(
         "input_file", "eval_input_file", "max_predictions_per_seq", "num_train_steps",
         "num_warmup_steps", "max_eval_steps", "dynamic_masking", "masked_lm_prob",
-        "do_whole_word_mask", "use_next_sentence"))
+        "do_whole_word_mask", "use_next_sentence"), **flag_values(EvaluationOptions))
     print("\n".join(summary_lines(run(opts, common.runtime_from_flags()))))
 
 

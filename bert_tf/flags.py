@@ -156,6 +156,9 @@ def define_finetune_flags(*, helps=None, **defaults):
     flags.DEFINE_integer("predict_batch_size", 8, helps["predict_batch_size"])
     flags.DEFINE_float("num_train_epochs", 3.0, helps["num_train_epochs"])
     flags.DEFINE_float("warmup_proportion", 0.1, helps["warmup_proportion"])
+    from bert_tf.jobs.finetune import FinetuneOptions
+    from bert_tf.options import define_flags
+    define_flags(FinetuneOptions)
 
 
 def config_from_flags():
@@ -193,8 +196,12 @@ def training_options(*names):
 
 
 def finetune_options(*names):
-    """The same for a FinetuneOptions subclass (define_finetune_flags() runners)."""
-    return _options(FINETUNE_OPTIONS + names)
+    """The same for a FinetuneOptions subclass (define_finetune_flags() runners), with every
+    option() field of FinetuneOptions."""
+    from bert_tf.jobs.finetune import FinetuneOptions
+    from bert_tf.options import flag_fields
+    return _options(FINETUNE_OPTIONS + tuple(f.name for f in flag_fields(FinetuneOptions))
+                    + names)
 
 
 def runtime_from_flags():

@@ -10,29 +10,24 @@ exactly one line per test row.
 """
 
 import dataclasses
-import json
 import logging
-import math
 import os
 
 import numpy as np
 
 from bert_tf import fileio
 from bert_tf.jobs.common import (build_trainer, check_vocab_size, export_model, record_eval,
-                                 start, write_eval_summary)
-from bert_tf.jobs.finetune import (FinetuneOptions, cross_entropy, predict_logits, preempted,
-                                   softmax, train_or_restore, train_steps)
-from bert_tf.metrics.results import (read_eval_results, write_confusion_matrix,
-                                     write_eval_results)
+                                 start)
+from bert_tf.jobs.finetune import (FinetuneOptions, cross_entropy, predict_logits, softmax,
+                                   train_steps, train_with_evaluation)
+from bert_tf.metrics.results import write_confusion_matrix
+from bert_tf.options import option
+from bert_tf.training.class_weights import ClassWeightOptions
 
 logger = logging.getLogger("bert_tf")
 
-BEST_DIR = "best"
-HISTORY_FILE = "eval_history.jsonl"
-
-
 @dataclasses.dataclass(kw_only=True)
-class ClassifierOptions(FinetuneOptions):
+class ClassifierOptions(FinetuneOptions, ClassWeightOptions):
     task_name: str
     data_dir: str = None
     tfds_name: str = None
@@ -40,12 +35,30 @@ class ClassifierOptions(FinetuneOptions):
     tfds_download: bool = False
     skip_bad_rows: bool = False
     processor_options: dict = dataclasses.field(default_factory=dict)
-    eval_every_steps: int = 0
-    keep_best_metric: str = None
-    early_stopping_patience: int = 0
-    load_best_at_end: bool = True
     pad_to_max_length: bool = False
     feature_cache_dir: str = None
+    doc_stride: int = option(
+        0, "Long texts: instead of truncating, cut the first text into windows of "
+        "max_seq_length whose starts are this many WordPieces apart (a second text is kept in "
+        "every window, at most half of it); an example's window logits are combined "
+        "(--window_pooling) in training, eval, predict and the export. 0: truncate.")
+    window_pooling: str = option("mean", "How window logits combine: mean or max.",
+                                 choices=("mean", "max"))
+    max_windows: int = option(
+        0, "With --doc_stride: at most this many windows per example, from its start (0: all; "
+        "bounds the memory of a batch).")
+    multi_label: bool = option(
+        False, "generic: multi-label classification: the label column holds a set of labels "
+        "joined by --label_separator (an empty cell: no label); one sigmoid output per label, "
+        "binary cross-entropy loss, micro/macro F1 (see bert_tf/jobs/multilabel.py).")
+    label_separator: str = option(",", "--multi_label: the separator between labels in a cell.")
+    multi_label_threshold: float = option(
+        0.5, "--multi_label: a label is predicted when its probability is >= this (the "
+        "tie-break for --tune_threshold).")
+    tune_threshold: bool = option(
+        True, "--multi_label: after each evaluation, choose the global threshold (0.05..0.95) "
+        "with the best micro F1 on dev, report it in eval_results.txt and use it to predict "
+        "and export.")
 
     serving_task = "classifier"          # "regression" for regression tasks
 
@@ -55,16 +68,20 @@ class ClassifierOptions(FinetuneOptions):
                              "tensorflow-datasets)")
         if not self.tfds_name and not self.task_name:
             raise ValueError("--task_name is required (a GLUE task, xnli or generic)")
-
-    def validate(self):
-        super().validate()
-        if self.eval_every_steps < 0 or self.early_stopping_patience < 0:
-            raise ValueError("--eval_every_steps and --early_stopping_patience must be >= 0")
-        if self.eval_every_steps and not self.do_train:
-            raise ValueError("--eval_every_steps evaluates during training: it needs --do_train")
-        if (self.keep_best_metric or self.early_stopping_patience) and not self.eval_every_steps:
-            raise ValueError("--keep_best_metric and --early_stopping_patience need "
-                             "--eval_every_steps > 0 (they act on the periodic evaluations)")
+        self.validate_class_weights()
+        if self.doc_stride < 0 or self.max_windows < 0:
+            raise ValueError("--doc_stride and --max_windows must be >= 0")
+        if self.max_windows and not self.doc_stride:
+            raise ValueError("--max_windows applies to --doc_stride windows")
+        if self.doc_stride:
+            if self.feature_cache_dir:
+                raise ValueError("--feature_cache_dir stores truncated features: it cannot be "
+                                 "used with --doc_stride windows")
+            if self.gradient_accumulation_steps > 1:
+                raise ValueError("--gradient_accumulation_steps splits batches of windows "
+                                 "unevenly: it cannot be used with --doc_stride")
+        from bert_tf.jobs.multilabel import validate_options
+        validate_options(self)
 
 
 # --------------------------------------------------------------------------- data
@@ -86,8 +103,12 @@ class TaskData:
             self.info = get_task_info(self.task)
             self.labels = list(self.info.labels)
         else:
-            self.processor = get_processor(opts.task_name, skip_bad_rows=opts.skip_bad_rows,
-                                           **opts.processor_options)
+            if opts.multi_label:
+                from bert_tf.jobs.multilabel import make_processor
+                self.processor = make_processor(opts)
+            else:
+                self.processor = get_processor(opts.task_name, skip_bad_rows=opts.skip_bad_rows,
+                                               **opts.processor_options)
             if isinstance(self.processor, GenericProcessor):
                 self.labels = self.processor.get_labels(opts.data_dir)
             else:
@@ -141,9 +162,13 @@ class Inputs:
         from bert_tf.data.classification import pipeline
         self.opts, self.data, self.pipeline = opts, data, pipeline
         self.preprocessor = pipeline.make_preprocessor(opts.vocab_file, opts.do_lower_case,
-                                                       opts.max_seq_length)
+                                                       opts.max_seq_length, opts.doc_stride,
+                                                       opts.max_windows)
 
     def columns(self, examples):
+        if self.opts.multi_label:        # multi-hot float32 label_ids [N, K]
+            from bert_tf.data.classification.multilabel import MultiLabelColumns
+            return MultiLabelColumns(examples, self.data.labels)
         return self.pipeline.ExampleColumns(examples, self.data.labels, self.data.is_regression)
 
     def source(self, columns, name, in_memory=False):
@@ -151,6 +176,8 @@ class Inputs:
         else features tokenized once into memory (in_memory: a set read many times), else the
         raw columns (tokenized on every pass)."""
         opts = self.opts
+        if opts.doc_stride:              # windows are cut on every pass, from the raw texts
+            return columns
         if not opts.feature_cache_dir:
             if in_memory:
                 return self.pipeline.tokenize_in_memory(columns, self.preprocessor)
@@ -184,6 +211,9 @@ def evaluate(trainer, inputs, columns, source, metric_task, what="eval"):
     """compute_metrics of `metric_task` on every example (classification: with the per-class
     metrics), plus eval_loss (and google's `loss`). Returns (values, the confusion matrix, or
     None for regression)."""
+    if inputs.opts.multi_label:
+        from bert_tf.jobs import multilabel
+        return multilabel.evaluate(trainer, inputs, columns, source, what), None
     from bert_tf.metrics.classification import (compute_metrics, confusion_matrix,
                                                 per_class_metrics)
     logits = predict_logits(trainer, inputs.dataset_fn(source, inputs.opts.eval_batch_size,
@@ -207,95 +237,24 @@ def write_confusion(output_dir, confusion, labels, suffix=""):
     logger.info("confusion matrix (rows gold, columns predicted): %s", path)
 
 
-# --------------------------------------------------------------------------- keeping the best
-class BestKeeper:
-    """Periodic evaluation during training: keeps the best weights in output_dir/best/ (a
-    native checkpoint + bert_config.json + vocab.txt + eval_results.txt with the metric and
-    its step), and says when to stop early. State survives a restart through best/ and
-    eval_history.jsonl."""
-
-    def __init__(self, opts, metric, evaluate_fn, model, resumed_step):
-        self.opts, self.metric, self.evaluate_fn, self.model = opts, metric, evaluate_fn, model
-        self.lower_is_better = metric.endswith("loss")
-        self.best_dir = os.path.join(opts.output_dir, BEST_DIR)
-        self.history_path = os.path.join(opts.output_dir, HISTORY_FILE)
-        self.history = [h for h in self._read_history() if h["step"] <= resumed_step]
-        self.best = None
-        results = os.path.join(self.best_dir, "eval_results.txt")
-        if fileio.exists(results):
-            saved = read_eval_results(results)
-            if saved.get("best_metric") == metric:
-                self.best = float(saved[metric])
-                logger.info("best so far: %s = %s at step %s", metric, self.best,
-                            saved.get("global_step"))
-        self.results = {}
-
-    def _read_history(self):
-        if not fileio.exists(self.history_path):
-            return []
-        with fileio.open_binary(self.history_path) as f:
-            return [json.loads(line) for line in f.read().decode("utf-8").splitlines() if line]
-
-    def _improves(self, value):
-        if self.best is None:
-            return True
-        return value < self.best if self.lower_is_better else value > self.best
-
-    def evaluations_without_improvement(self):
-        count = 0
-        for entry in reversed(self.history):
-            if entry["improved"]:
-                break
-            count += 1
-        return count
-
-    def __call__(self, step, train_values):
-        values = self.evaluate_fn(step)
-        self.results[step] = values
-        if self.metric not in values or self.metric == "global_step":
-            raise ValueError(f"--keep_best_metric={self.metric} is not an eval metric of this "
-                             f"task; choose one of "
-                             f"{', '.join(sorted(k for k in values if k != 'global_step'))}")
-        value = float(values[self.metric])
-        improved = bool(np.isfinite(value) and self._improves(value))
-        if improved:
-            self._save_best(step, values)
-        self.history.append({"step": step, "improved": improved,
-                             **{k: float(v) for k, v in values.items()}})
-        fileio.atomic_write_text(self.history_path,
-                                 "".join(json.dumps(h) + "\n" for h in self.history))
-        stale = self.evaluations_without_improvement()
-        logger.info("eval at step %d: %s = %.4f (best %s)%s", step, self.metric, value,
-                    "none" if self.best is None else f"{self.best:.4f}",
-                    "" if improved else f", {stale} evaluation(s) without improvement")
-        patience = self.opts.early_stopping_patience
-        if patience and stale >= patience:
-            logger.info("early stopping at step %d: %s has not improved for %d evaluations",
-                        step, self.metric, stale)
-            return True
-        return False
-
-    def _save_best(self, step, values):
-        from bert_tf.checkpoints import save_weights
-        # eval_results.txt last: on a URL, where best/ is replaced file by file, a restart
-        # that finds it finds the whole checkpoint
-        with fileio.atomic_dir(self.best_dir, last=("eval_results.txt",)) as tmp:
-            save_weights(self.model, tmp, "native", vocab_file=self.opts.vocab_file)
-            write_eval_results(os.path.join(tmp, "eval_results.txt"),
-                               dict(values, global_step=step, best_metric=self.metric))
-        self.best = float(values[self.metric])
-        logger.info("new best %s = %.4f at step %d: saved in %s", self.metric, self.best, step,
-                    self.best_dir)
-
-    def best_step(self):
-        results = os.path.join(self.best_dir, "eval_results.txt")
-        return int(read_eval_results(results)["global_step"]) if fileio.exists(results) else None
-
-
 # --------------------------------------------------------------------------- the job
 def build_model(opts, num_labels):
     from bert_tf.model import BertClassifier, BertEncoder
-    return BertClassifier(BertEncoder(opts.config), num_labels)
+    return BertClassifier(BertEncoder(opts.config), num_labels,
+                          window_pooling=opts.window_pooling if opts.doc_stride else None)
+
+
+def class_weights(opts, data, train_columns):
+    """The loss weights of --class_weights (None without it), logged."""
+    if not opts.class_weights:
+        return None
+    if data.is_regression:
+        raise ValueError("--class_weights applies to classification, not regression")
+    from bert_tf.training.class_weights import describe, resolve_class_weights
+    weights = resolve_class_weights(opts.class_weights, data.labels,
+                                    None if train_columns is None else train_columns.label_ids)
+    logger.info("class weights: %s", describe(weights, data.labels))
+    return weights
 
 
 def _companions_with(data, split):
@@ -338,15 +297,13 @@ def run(opts, strategy):
     if opts.do_eval or opts.eval_every_steps:
         eval_columns = inputs.columns(data.examples("dev"))
 
-    steps_per_loop = opts.iterations_per_loop
-    if opts.eval_every_steps:
-        steps_per_loop = math.gcd(steps_per_loop, opts.eval_every_steps)
     setup = build_trainer(opts, strategy, lambda: build_model(opts, data.num_labels),
-                          ClassificationTask(data.is_regression), steps, warmup,
-                          iterations_per_loop=steps_per_loop)
+                          ClassificationTask(data.is_regression,
+                                             class_weights(opts, data, train_columns),
+                                             multi_label=opts.multi_label),
+                          steps, warmup)
     model, trainer = setup.model, setup.trainer
     result = {"train": None, "eval": None, "predict": None, "export": None}
-    evaluated = {}   # step -> eval values of the model at that step
     confusions = {}  # step -> its confusion matrix (classification)
 
     eval_source = None
@@ -362,40 +319,22 @@ def run(opts, strategy):
             write_confusion(opts.output_dir, confusion, data.labels)
         return values
 
-    train_fn, what, keeper, after_loop = None, None, None, None
+    train_fn, what = None, None
     if opts.do_train:
         what = f"{train_columns.num_examples} examples"
         train_fn = inputs.dataset_fn(inputs.source(train_columns, f"{data.task}_train"),
                                      opts.train_batch_size, True)
-        if opts.eval_every_steps:
-            resumed = trainer.step if trainer.restore() else 0
-            metric = opts.keep_best_metric or data.info.primary_metric
-
-            def evaluate_periodically(step):
-                values = dict(evaluate_main(step), global_step=step)
-                write_eval_summary(opts.output_dir, step, values)
-                return values
-            keeper = BestKeeper(opts, metric, evaluate_periodically, model, resumed)
-            every = opts.eval_every_steps
-
-            def after_loop(step, values):
-                if step % every and step < steps:
-                    return False
-                return keeper(step, values)
-    result["train"] = train_or_restore(opts, setup, train_fn, steps, warmup, what, "classifier",
-                                       after_loop=after_loop)
-    if preempted(result):
+    # --eval_every_steps: evaluate_main every so often, best/ on --keep_best_metric (default:
+    # the task's primary metric), early stopping, the best weights loaded at the end
+    trained = train_with_evaluation(opts, setup, train_fn, steps, warmup, what, "classifier",
+                                    evaluate_main, data.info.primary_metric,
+                                    artifacts=confusions)
+    result["train"] = trained.train
+    if trained.preempted:
         return result
-    if keeper is not None:
-        evaluated.update(keeper.results)
-        best_step = keeper.best_step()
-        if opts.load_best_at_end and best_step is not None and best_step != trainer.step:
-            from bert_tf.checkpoints import load_weights
-            load_weights(model, keeper.best_dir)
-            logger.info("loaded the best weights (step %d, %s = %s) for eval/predict",
-                        best_step, keeper.metric, keeper.best)
-            result["best_step"] = best_step
-    step = result.get("best_step", trainer.step)
+    if trained.best_step is not None:
+        result["best_step"] = trained.best_step
+    step, evaluated = trained.step, trained.evaluated
 
     if opts.do_eval:
         summarized = step in evaluated                  # in TensorBoard already
@@ -418,11 +357,19 @@ def run(opts, strategy):
         result["eval"] = record_eval(opts, step, values,
                                      summary_keys=list(extra) if summarized else None)
 
+    kind, multi_label = "regression" if data.is_regression else "classifier", {}
+    if opts.multi_label:                 # one threshold for predict and export
+        from bert_tf.jobs import multilabel
+        threshold = multilabel.decision_threshold(opts, result["eval"] or evaluated.get(step))
+        kind, multi_label = "multi_label", {"multi_label_threshold": threshold}
     if opts.do_predict:
-        result["predict"] = predict_tasks(trainer, inputs, data)
+        result["predict"] = (multilabel.predict(trainer, inputs, data, threshold)
+                             if opts.multi_label else predict_tasks(trainer, inputs, data))
     result["export"] = export_model(
-        opts, model, "regression" if data.is_regression else "classifier",
-        labels=None if data.is_regression else data.labels, text_pair=data.text_pair)
+        opts, model, kind,
+        labels=None if data.is_regression else data.labels, text_pair=data.text_pair,
+        window_stride=opts.doc_stride, window_pooling=opts.window_pooling,
+        max_windows=opts.max_windows, **multi_label)
     return result
 
 

@@ -178,6 +178,36 @@ def make_trainer(model, optimizer, task, strategy, output_dir, *, iterations_per
                    gradient_accumulation_steps=gradient_accumulation_steps)
 
 
+def _count(variables):
+    return sum(int(v.numpy().size) for v in variables)
+
+
+def freeze(model, freeze_encoder=False, freeze_layers=0, from_checkpoint=True):
+    """Marks the encoder of a task model (freeze_encoder), or its embeddings and first
+    `freeze_layers` Transformer blocks, trainable=False: the Trainer optimises
+    model.trainable_variables only, so they keep their values; checkpoints still hold every
+    variable. Logs how many weights stay trainable. Call it before the Trainer builds the
+    optimizer."""
+    if not (freeze_encoder or freeze_layers):
+        return
+    encoder = getattr(model, "encoder", model)
+    if freeze_encoder:
+        encoder.trainable = False
+        what = "the whole encoder"
+    else:
+        encoder.embeddings.trainable = False
+        for block in encoder.blocks[:freeze_layers]:
+            block.trainable = False
+        what = (f"embeddings + Transformer layer{'s' if freeze_layers > 1 else ''} "
+                f"{', '.join(str(i) for i in range(freeze_layers))}")
+    frozen = [w for w in model.weights if not w.trainable and "seed_generator" not in w.path]
+    trainable = model.trainable_weights
+    logger.info("frozen: %s; %d weights (%s parameters) trainable, %d (%s) frozen", what,
+                len(trainable), f"{_count(trainable):,}", len(frozen), f"{_count(frozen):,}")
+    if not from_checkpoint:
+        logger.warning("freezing freshly initialised weights: no --init_checkpoint was given")
+
+
 @dataclasses.dataclass
 class Setup:
     model: keras.Model
@@ -196,6 +226,8 @@ def build_trainer(opts, strategy, build_model, task, num_train_steps=1, num_warm
     with strategy.scope():
         model = build_model()
         report = init_from_checkpoint(model, opts.init_checkpoint)
+        freeze(model, getattr(opts, "freeze_encoder", False), getattr(opts, "freeze_layers", 0),
+               from_checkpoint=report is not None)
         optimizer = make_optimizer(opts.learning_rate, num_train_steps, num_warmup_steps,
                                    opts.optimizer, opts.mixed_precision, opts.lr_decay_from)
     trainer = make_trainer(model, optimizer, task, strategy, opts.output_dir,
@@ -273,6 +305,8 @@ def summary_lines(result, eval_keys=None, predictions=None):
                      + (" (stopped early)" if train.get("stopped_early") else "")
                      + (" (preempted: rerun the same command to resume)" if train["preempted"]
                         else ""))
+    if result.get("best_step") is not None:
+        lines.append(f"best checkpoint: step {result['best_step']}")
     if evaluation:
         keys = eval_keys or sorted(evaluation)
         lines.append("eval: " + ", ".join(

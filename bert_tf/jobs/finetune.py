@@ -1,28 +1,36 @@
 """What the fine-tuning jobs (classifier, SQuAD, NER, SWAG) share beyond bert_tf.jobs.common:
-their options and checks, google-research's training-step count, training or else restoring the
-weights to evaluate with, and gathering predictions in example order."""
+their options and checks, google-research's training-step count, training (with periodic
+evaluation and the best checkpoint) or else restoring the weights to evaluate with, and gathering
+predictions in example order."""
 
 import dataclasses
 import logging
+import math
 import time
 
 import numpy as np
 
 from bert_tf import fileio
-from bert_tf.jobs.common import TrainingOptions
+from bert_tf.jobs.common import TrainingOptions, write_eval_summary
+from bert_tf.options import option
+from bert_tf.training.best import BestKeeper, EvaluationOptions
 
 logger = logging.getLogger("bert_tf")
 
 
 @dataclasses.dataclass(kw_only=True)
-class FinetuneOptions(TrainingOptions):
-    """google-research's fine-tuning flags. Subclasses check their input flags in
-    validate_inputs()."""
+class FinetuneOptions(TrainingOptions, EvaluationOptions):
+    """google-research's fine-tuning flags, periodic evaluation (EvaluationOptions) and
+    freezing. Subclasses check their input flags in validate_inputs()."""
 
     do_predict: bool = False
     predict_batch_size: int = 8
     num_train_epochs: float = 3.0
     warmup_proportion: float = 0.1
+    freeze_encoder: bool = option(
+        False, "Train the task head only: every encoder weight stays as loaded.")
+    freeze_layers: int = option(
+        0, "Freeze the embeddings and the first N Transformer layers (0: none).")
 
     positive_fields = TrainingOptions.positive_fields + ("predict_batch_size",)
 
@@ -34,9 +42,19 @@ class FinetuneOptions(TrainingOptions):
         self.validate_inputs()
         self.validate_model()
         self.validate_training()
+        self.validate_evaluation()
 
     def validate_inputs(self):
         """Checks the task's input flags (data files, task name); subclasses implement it."""
+
+    def validate_evaluation(self):
+        """EvaluationOptions' checks and the freezing flags'."""
+        super().validate_evaluation()
+        if self.freeze_layers < 0:
+            raise ValueError(f"--freeze_layers must be >= 0, got {self.freeze_layers}")
+        if self.freeze_layers > self.config.num_hidden_layers:
+            raise ValueError(f"--freeze_layers={self.freeze_layers} but the model has "
+                             f"{self.config.num_hidden_layers} layers")
 
     def validate_training(self):
         super().validate_training()
@@ -63,6 +81,11 @@ class FileFinetuneOptions(FinetuneOptions):
                 raise ValueError(f"--{stage}_file is required with --do_{stage}")
             if getattr(self, f"do_{stage}") and not fileio.exists(path):
                 raise FileNotFoundError(f"--{stage}_file {path} does not exist")
+        if self.eval_every_steps and self.do_train:
+            if not self.eval_file:
+                raise ValueError("--eval_every_steps evaluates on --eval_file: give one")
+            if not fileio.exists(self.eval_file):
+                raise FileNotFoundError(f"--eval_file {self.eval_file} does not exist")
 
 
 def train_steps(opts, num_examples, what="examples"):
@@ -80,13 +103,13 @@ def train_or_restore(opts, setup, dataset_fn, num_steps, num_warmup_steps, what,
     """--do_train: trains for num_steps (resuming from output_dir) and returns the training
     values. Otherwise: restores output_dir's latest checkpoint, else keeps the init_checkpoint
     weights (warning when the `head` head starts fresh; no weights at all is an error), and
-    returns None."""
+    returns None. head=None (pre-training): whatever weights there are, without checks."""
     if opts.do_train:
         logger.info("***** Running training: %s, batch %d, %d steps (%d warm-up) *****", what,
                     opts.train_batch_size, num_steps, num_warmup_steps)
         return setup.trainer.train(dataset_fn, num_steps, opts.train_batch_size,
                                    after_loop=after_loop)
-    if setup.trainer.restore() is not None:
+    if setup.trainer.restore() is not None or head is None:
         return None
     if setup.report is None:
         raise ValueError(f"nothing to evaluate or predict with: {opts.output_dir} has no "
@@ -95,6 +118,101 @@ def train_or_restore(opts, setup, dataset_fn, num_steps, num_warmup_steps, what,
         logger.warning("the %s head is freshly initialised (%s has none): eval/predict results "
                        "are those of an untrained head", head, opts.init_checkpoint)
     return None
+
+
+@dataclasses.dataclass
+class Trained:
+    """What train_with_evaluation did."""
+
+    train: dict                  # Trainer.train's values; None without --do_train
+    step: int                    # the training step of the weights the model now holds
+    best_step: int = None        # the step of output_dir/best/ (periodic evaluation only)
+    loaded_best: bool = False    # whether the model holds best/'s weights (--load_best_at_end)
+    evaluated: dict = dataclasses.field(default_factory=dict)   # step -> eval values
+    artifacts: dict = dataclasses.field(default_factory=dict)   # step -> the runner's extras
+    keeper: BestKeeper = None
+
+    @property
+    def preempted(self):
+        return bool(self.train and self.train["preempted"])
+
+    def evaluation(self, step=None):
+        """A copy of the values of the evaluation already run at `step` (default: the model's
+        step), or None."""
+        step = self.step if step is None else step
+        return dict(self.evaluated[step]) if step in self.evaluated else None
+
+
+def evaluation_steps_per_loop(opts):
+    """Steps per training loop: --iterations_per_loop, cut to gcd(iterations_per_loop,
+    eval_every_steps) so that loops end on every evaluation step."""
+    every = getattr(opts, "eval_every_steps", 0)
+    return math.gcd(opts.iterations_per_loop, every) if every else opts.iterations_per_loop
+
+
+def train_with_evaluation(opts, setup, train_fn, steps, warmup, what, head, evaluate_fn=None,
+                          default_metric=None, artifacts=None, best_files=None):
+    """train_or_restore with the periodic evaluation of EvaluationOptions: with --do_train and
+    --eval_every_steps, evaluate_fn(step) -> {metric: value} runs every eval_every_steps steps
+    and after the last one (loops are cut to gcd(iterations_per_loop, eval_every_steps) steps);
+    its values go to TensorBoard (output_dir/eval) and to a BestKeeper on
+    --keep_best_metric (default `default_metric`), which keeps output_dir/best/ and
+    eval_history.jsonl and stops training after --early_stopping_patience evaluations without
+    improvement. With --load_best_at_end the model then gets the best weights back.
+
+    `artifacts`: a dict evaluate_fn may fill with step -> whatever it needs to rewrite its
+    output files for that step (a confusion matrix, predictions); only the latest and the best
+    steps' entries are kept. `best_files` ({name: text}) go into best/ beside the weights,
+    bert_config.json, vocab.txt and eval_results.txt. Returns a Trained: evaluations already
+    run are in `evaluated`, so a final --do_eval at that step need not run again."""
+    trainer = setup.trainer
+    artifacts = {} if artifacts is None else artifacts
+    keeper = None
+    every = getattr(opts, "eval_every_steps", 0) if opts.do_train else 0
+    if every:
+        if evaluate_fn is None or not (opts.keep_best_metric or default_metric):
+            raise ValueError("--eval_every_steps: this runner has no periodic evaluation")
+        trainer.steps_per_loop = evaluation_steps_per_loop(opts)
+        if trainer.steps_per_loop != opts.iterations_per_loop:
+            logger.info("%d steps per loop: gcd of --iterations_per_loop=%d and "
+                        "--eval_every_steps=%d", trainer.steps_per_loop,
+                        opts.iterations_per_loop, every)
+        resumed = trainer.step if trainer.restore() else 0
+
+        def evaluate_periodically(step):
+            values = dict(evaluate_fn(step), global_step=step)
+            write_eval_summary(opts.output_dir, step, values)
+            return values
+
+        keeper = BestKeeper(opts.output_dir, opts.keep_best_metric or default_metric,
+                            evaluate_periodically, model=setup.model, vocab_file=opts.vocab_file,
+                            files=best_files, patience=opts.early_stopping_patience,
+                            resumed_step=resumed)
+
+        def after_loop(step, values):
+            if step % every and step < steps:
+                return False
+            stop = keeper(step, values)
+            for kept in [s for s in artifacts if s not in (step, keeper.best_step)]:
+                del artifacts[kept]
+            return stop
+    else:
+        after_loop = None
+
+    trained = Trained(train_or_restore(opts, setup, train_fn, steps, warmup, what, head,
+                                       after_loop=after_loop),
+                      trainer.step, artifacts=artifacts, keeper=keeper)
+    if keeper is None or trained.preempted:
+        return trained
+    trained.evaluated.update(keeper.results)
+    trained.best_step = keeper.best_step
+    if opts.load_best_at_end and keeper.best_step is not None:
+        if keeper.best_step != trainer.step:
+            keeper.load_best(setup.model)
+            logger.info("loaded the best weights (step %d, %s = %s) from %s", keeper.best_step,
+                        keeper.metric, keeper.best, keeper.best_dir)
+        trained.step, trained.loaded_best = keeper.best_step, True
+    return trained
 
 
 def preempted(result):

@@ -5,10 +5,14 @@ Tags are read as IOB1 or BIO and learnt as BIO; each word is labelled on its fir
 Training follows google-research/bert's recipe: num_train_steps = int(windows / batch * epochs),
 linear warm-up over warmup_proportion of them, AdamW.
 
+--class_weights weights each word's loss by its gold label (bert_tf.training.class_weights);
+--eval_every_steps evaluates on --eval_file during training and keeps the best weights (entity
+f1 by default) in output_dir/best/ (bert_tf.jobs.finetune.train_with_evaluation).
+
 Files in output_dir: label_list.txt (the tagger's classes, in output order), eval_results.txt
 (precision/recall/f1 overall and per type), eval_report.txt (conlleval's summary),
 eval_predictions.txt and test_predictions.txt (CoNLL columns + predicted tag), checkpoints,
-TensorBoard summaries and log.txt.
+best/ and eval_history.jsonl (--eval_every_steps), TensorBoard summaries and log.txt.
 """
 
 import dataclasses
@@ -21,16 +25,18 @@ import numpy as np
 from bert_tf import fileio
 from bert_tf.jobs.common import (arrays_dataset_fn, build_trainer, export_model, load_tokenizer,
                                  record_eval, start)
-from bert_tf.jobs.finetune import (FileFinetuneOptions, log_softmax, preempted, train_or_restore,
-                                   train_steps)
+from bert_tf.jobs.finetune import (FileFinetuneOptions, log_softmax, train_steps,
+                                   train_with_evaluation)
+from bert_tf.training.class_weights import ClassWeightOptions
 
 logger = logging.getLogger("bert_tf")
 
 LABELS_FILE = "label_list.txt"
+DEFAULT_METRIC = "f1"            # conlleval's overall entity F1 (NerScores.as_dict)
 
 
 @dataclasses.dataclass(kw_only=True)
-class NerOptions(FileFinetuneOptions):
+class NerOptions(FileFinetuneOptions, ClassWeightOptions):
     doc_stride: int = 64
     context: str = "sentence"
     labels: list = None
@@ -40,6 +46,7 @@ class NerOptions(FileFinetuneOptions):
     def validate(self):
         from bert_tf.data.ner import CONTEXTS
         super().validate()
+        self.validate_class_weights()
         if self.doc_stride < 1:
             raise ValueError(f"--doc_stride must be >= 1, got {self.doc_stride}")
         if self.context not in CONTEXTS:
@@ -162,25 +169,51 @@ def word_loss(logits, gold_tags, labels):
     return total / count if count else float("nan")
 
 
-def _score_and_write(opts, trainer, data, prefix, what):
-    """Predicts `data`, writes <prefix>_predictions.txt; with gold tags also scores them and
-    writes <prefix>_report.txt. Returns (values or None, predictions path)."""
-    from bert_tf.data.ner import write_predictions
+def _predict_and_score(opts, trainer, data, prefix, what):
+    """Predicts `data`; with gold tags also scores them. Returns (values or None, tags, NerScores
+    or None)."""
     from bert_tf.metrics.ner import score
     batch = opts.eval_batch_size if prefix == "eval" else opts.predict_batch_size
     tags, logits = predict_tags(trainer, data, batch, what)
-    path = write_predictions(os.path.join(opts.output_dir, f"{prefix}_predictions.txt"),
-                             data.conll, tags)
     if not data.conll.labelled:
-        return None, path
+        return None, tags, None
     gold = [s.tags for s in data.conll.sentences]
     scores = score(gold, tags)
-    fileio.atomic_write_text(os.path.join(opts.output_dir, f"{prefix}_report.txt"),
-                             scores.report())
     values = scores.as_dict()
     values["loss"] = word_loss(logits, gold, data.labels)
     logger.info("%s entity scores:\n%s", what, scores.report())
-    return values, path
+    return values, tags, scores
+
+
+def _write_outputs(opts, data, prefix, tags, scores):
+    """<prefix>_predictions.txt and, with scores, <prefix>_report.txt; returns the first."""
+    from bert_tf.data.ner import write_predictions
+    path = write_predictions(os.path.join(opts.output_dir, f"{prefix}_predictions.txt"),
+                             data.conll, tags)
+    if scores is not None:
+        fileio.atomic_write_text(os.path.join(opts.output_dir, f"{prefix}_report.txt"),
+                                 scores.report())
+    return path
+
+
+def _score_and_write(opts, trainer, data, prefix, what):
+    """Predicts `data`, writes <prefix>_predictions.txt; with gold tags also scores them and
+    writes <prefix>_report.txt. Returns (values or None, predictions path)."""
+    values, tags, scores = _predict_and_score(opts, trainer, data, prefix, what)
+    return values, _write_outputs(opts, data, prefix, tags, scores)
+
+
+def class_weights(opts, train, labels):
+    """The loss weight of each label for --class_weights (None without it), counted for "auto"
+    on the positions the loss sees: each word's first WordPiece in the training windows."""
+    if not opts.class_weights:
+        return None
+    from bert_tf.training.class_weights import describe, resolve_class_weights
+    arrays = train.features.arrays
+    weights = resolve_class_weights(opts.class_weights, labels,
+                                    arrays["label_ids"][arrays["label_weights"] > 0])
+    logger.info("class weights: %s", describe(weights, labels))
+    return weights
 
 
 # --------------------------------------------------------------------------- the job
@@ -204,24 +237,48 @@ def run(opts, strategy):
                              "".join(f"{label}\n" for label in labels))
     logger.info("labels (%d): %s", len(labels), " ".join(labels))
 
-    steps, warmup, train_fn, what = 1, 0, None, None
+    steps, warmup, train_fn, what, weights = 1, 0, None, None, None
     if opts.do_train:
         train = NerData(opts, tokenizer, opts.train_file, labels, True, "train")
         steps, warmup = train_steps(opts, train.features.num_windows, "windows")
         what = f"{train.features.num_windows} windows"
         train_fn = train.dataset_fn(opts.train_batch_size, True, opts.seed)
-    setup = build_trainer(opts, strategy, lambda: build_model(opts, len(labels)), TaggingTask(),
-                          steps, warmup)
+        weights = class_weights(opts, train, labels)
+    elif opts.class_weights:
+        logger.info("--class_weights weights the training loss: unused without --do_train")
+    setup = build_trainer(opts, strategy, lambda: build_model(opts, len(labels)),
+                          TaggingTask(weights), steps, warmup)
     trainer = setup.trainer
     result = {"train": None, "eval": None, "predict": None, "export": None}
-    result["train"] = train_or_restore(opts, setup, train_fn, steps, warmup, what, "tagging")
-    if preempted(result):
+
+    dev, outputs = None, {}        # outputs: step -> (tags, scores) of an evaluation
+    if opts.do_eval or (opts.do_train and opts.eval_every_steps):
+        dev = NerData(opts, tokenizer, opts.eval_file, labels, True, "eval")
+
+    def evaluate_dev(step):
+        values, tags, scores = _predict_and_score(opts, trainer, dev, "eval", f"eval@{step}")
+        outputs[step] = tags, scores
+        return values
+
+    trained = train_with_evaluation(opts, setup, train_fn, steps, warmup, what, "tagging",
+                                    evaluate_dev, DEFAULT_METRIC, artifacts=outputs,
+                                    best_files={LABELS_FILE: "".join(f"{label}\n"
+                                                                     for label in labels)})
+    result["train"] = trained.train
+    if trained.preempted:
         return result
+    if trained.best_step is not None:
+        result["best_step"] = trained.best_step
 
     if opts.do_eval:
-        data = NerData(opts, tokenizer, opts.eval_file, labels, True, "eval")
-        values, _ = _score_and_write(opts, trainer, data, "eval", f"eval@{trainer.step}")
-        result["eval"] = record_eval(opts, trainer.step, values)
+        values = trained.evaluation()           # periodic evaluation of this step: reused
+        if values is None or trained.step not in outputs:
+            values, summarized = evaluate_dev(trained.step), False
+        else:
+            summarized = True                   # in TensorBoard already
+        _write_outputs(opts, dev, "eval", *outputs[trained.step])
+        result["eval"] = record_eval(opts, trained.step, values,
+                                     summary_keys=[] if summarized else None)
 
     if opts.do_predict:
         data = NerData(opts, tokenizer, opts.predict_file, labels, False, "predict")

@@ -1,16 +1,25 @@
-"""run_pretraining: masked LM + next-sentence pre-training and evaluation."""
+"""run_pretraining: masked LM + next-sentence pre-training and evaluation.
+
+--do_eval evaluates on --eval_input_file (default: --input_file, as google-research) for up to
+--max_eval_steps batches. --eval_every_steps runs that evaluation during training and keeps the
+weights with the lowest held-out masked-LM loss (or --keep_best_metric) in output_dir/best/
+(bert_tf.jobs.finetune.train_with_evaluation)."""
 
 import dataclasses
 import logging
 
 from bert_tf.jobs.common import (TrainingOptions, build_trainer, check_seq_length,
                                  check_vocab_file, export_model, record_eval, start)
+from bert_tf.jobs.finetune import train_with_evaluation
+from bert_tf.training.best import EvaluationOptions
 
 logger = logging.getLogger("bert_tf")
 
+DEFAULT_METRIC = "masked_lm_loss"        # held-out masked-LM cross-entropy: lower is better
+
 
 @dataclasses.dataclass(kw_only=True)
-class PretrainingOptions(TrainingOptions):
+class PretrainingOptions(TrainingOptions, EvaluationOptions):
     input_file: str
     eval_input_file: str = None
     max_predictions_per_seq: int = 20
@@ -36,7 +45,13 @@ class PretrainingOptions(TrainingOptions):
         if self.dynamic_masking:
             check_vocab_file(self.vocab_file)
         self.validate_training()
+        self.validate_evaluation()
         self.validate_export()
+
+    @property
+    def eval_patterns(self):
+        """What evaluation reads: --eval_input_file, else --input_file (google-research)."""
+        return self.eval_input_file or self.input_file
 
 
 def _dataset_fn(opts, patterns, batch_size, is_training):
@@ -64,16 +79,17 @@ def check_inputs(opts):
     patterns = []
     if opts.do_train:
         patterns.append(opts.input_file)
-    if opts.do_eval:
-        patterns.append(opts.eval_input_file or opts.input_file)
+    if opts.do_eval or opts.eval_every_steps:
+        patterns.append(opts.eval_patterns)
     for pattern in dict.fromkeys(patterns):
         check_first_record(pattern, opts.max_seq_length, opts.max_predictions_per_seq,
                            opts.dynamic_masking)
 
 
 def run(opts, strategy):
-    """Trains and/or evaluates, then exports the encoder with --export_dir; returns {"train":
-    values or None, "eval": values or None, "export": version path or None}."""
+    """Trains (evaluating every --eval_every_steps) and/or evaluates, then exports the encoder
+    with --export_dir; returns {"train": values or None, "eval": values or None, "export":
+    version path or None} (and "best_step" with --eval_every_steps)."""
     from bert_tf.tasks.pretraining import PretrainingTask
     start(opts)
     check_inputs(opts)
@@ -82,22 +98,33 @@ def run(opts, strategy):
                           opts.num_train_steps, opts.num_warmup_steps)
     trainer = setup.trainer
     result = {"train": None, "eval": None, "export": None}
+    if opts.eval_every_steps and opts.do_train and not opts.eval_input_file:
+        logger.warning("--eval_every_steps without --eval_input_file evaluates on the training "
+                       "files: best/ then follows the training loss, not held-out data")
+
+    def evaluate_heldout(step):
+        logger.info("***** Running evaluation at step %d on %s: up to %d steps, batch %d *****",
+                    step, opts.eval_patterns, opts.max_eval_steps, opts.eval_batch_size)
+        return trainer.evaluate(_dataset_fn(opts, opts.eval_patterns, opts.eval_batch_size,
+                                            False), steps=opts.max_eval_steps)
+
+    train_fn = None
     if opts.do_train:
-        logger.info("***** Running training: %d steps, batch %d *****", opts.num_train_steps,
-                    opts.train_batch_size)
-        result["train"] = trainer.train(
-            _dataset_fn(opts, opts.input_file, opts.train_batch_size, True),
-            opts.num_train_steps, opts.train_batch_size)
-        if result["train"]["preempted"]:
-            return result
-    else:
-        trainer.restore()
+        train_fn = _dataset_fn(opts, opts.input_file, opts.train_batch_size, True)
+    trained = train_with_evaluation(opts, setup, train_fn, opts.num_train_steps,
+                                    opts.num_warmup_steps, f"records {opts.input_file}", None,
+                                    evaluate_heldout, DEFAULT_METRIC)
+    result["train"] = trained.train
+    if trained.preempted:
+        return result
+    if trained.best_step is not None:
+        result["best_step"] = trained.best_step
     if opts.do_eval:
-        patterns = opts.eval_input_file or opts.input_file
-        logger.info("***** Running evaluation on %s: up to %d steps, batch %d *****", patterns,
-                    opts.max_eval_steps, opts.eval_batch_size)
-        values = trainer.evaluate(_dataset_fn(opts, patterns, opts.eval_batch_size, False),
-                                  steps=opts.max_eval_steps)
-        result["eval"] = record_eval(opts, trainer.step, values)
+        values = trained.evaluation()           # a periodic evaluation of this step: reused
+        summarized = values is not None         # (in TensorBoard already)
+        if values is None:
+            values = evaluate_heldout(trained.step)
+        result["eval"] = record_eval(opts, trained.step, values,
+                                     summary_keys=[] if summarized else None)
     result["export"] = export_model(opts, setup.model)
     return result

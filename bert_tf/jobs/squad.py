@@ -3,10 +3,15 @@
 The data path and post-processing are google-research/bert's (bert_tf.data.squad); training goes
 through the Trainer with a BertSpanLabeler; predictions are scored with the official metrics
 (bert_tf.metrics.squad) when --do_eval is set and the predict file has answers.
+--eval_every_steps scores predictions on --predict_file during training (its windows are
+written to eval.tf_record once) and keeps the best weights in output_dir/best/: by default on
+"f1", for SQuAD 2.0 too (the F1 at --null_score_diff_threshold, which is what predictions.json
+scores; best_f1 is the F1 at the best threshold found on the same data, an optimistic value).
 
 Files in output_dir: train.tf_record (+ .meta.json, so a rerun reuses it), eval.tf_record,
 predictions.json, nbest_predictions.json, null_odds.json (v2), eval_results.json, checkpoints,
-TensorBoard summaries (train/, eval/) and log.txt.
+best/ and eval_history.jsonl (--eval_every_steps), TensorBoard summaries (train/, eval/) and
+log.txt.
 """
 
 import dataclasses
@@ -18,13 +23,14 @@ import time
 
 from bert_tf import fileio
 from bert_tf.jobs.common import build_trainer, export_model, load_tokenizer, record_eval, start
-from bert_tf.jobs.finetune import FinetuneOptions, preempted, train_or_restore, train_steps
+from bert_tf.jobs.finetune import FinetuneOptions, train_steps, train_with_evaluation
 
 logger = logging.getLogger("bert_tf")
 
 TRAIN_RECORD = "train.tf_record"
 EVAL_RECORD = "eval.tf_record"
 TRAIN_SHUFFLE_SEED = 12345          # google-research shuffles training examples with this seed
+DEFAULT_METRIC = "f1"               # official F1 (v2: at --null_score_diff_threshold)
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -68,13 +74,21 @@ class SquadOptions(FinetuneOptions):
             n_best_size=self.n_best_size, max_answer_length=self.max_answer_length,
             do_eval=self.do_eval)
         self.validate_training()
+        self.validate_evaluation()
         self.validate_export()
-        if self.do_eval:
+        if self.eval_every_steps and self.do_train:
+            if not self.predict_file:
+                raise ValueError("--eval_every_steps scores predictions on --predict_file: "
+                                 "give one (with answers)")
+            if not fileio.exists(self.predict_file):
+                raise ValueError(f"`predict_file` {self.predict_file} does not exist.")
+        if self.do_eval or (self.eval_every_steps and self.do_train):
             data, version = squad_metrics.load_dataset(self.predict_file)
             if not squad_metrics.has_gold_answers(data):
+                flag = "--do_eval" if self.do_eval else "--eval_every_steps"
                 raise ValueError(
-                    f"--do_eval needs gold answers, but `predict_file` {self.predict_file} has "
-                    "none (a hidden test set?): drop --do_eval to only write predictions")
+                    f"{flag} needs gold answers, but `predict_file` {self.predict_file} has "
+                    f"none (a hidden test set?): drop {flag} to only write predictions")
             if not self.version_2_with_negative and _has_unanswerable(data):
                 raise ValueError(
                     f"`predict_file` {self.predict_file} (SQuAD {version or 'version unknown'}) "
@@ -226,19 +240,42 @@ def predict_logits(trainer, opts, path, num_features):
     return results
 
 
-def predict(opts, tokenizer, trainer):
-    """Writes eval.tf_record and the prediction files; returns (SquadPredictions, info)."""
+class PredictData:
+    """--predict_file's examples and their windowed features, written once to eval.tf_record
+    (periodic evaluation and the final predictions read the same file)."""
+
+    def __init__(self, opts, tokenizer):
+        self.examples = _read_examples(opts, opts.predict_file, False).examples
+        self.record = os.path.join(opts.output_dir, EVAL_RECORD)
+        self.num_features, self.features = write_features(opts, tokenizer, self.examples,
+                                                          self.record, False, keep=True)
+        self.dataset = None                  # the official-metrics view of the file, on demand
+
+    def predictions(self, opts, trainer, what="predict"):
+        """SquadPredictions of the model on every example."""
+        from bert_tf.data import squad
+        logger.info("***** Running predictions (%s): %d examples, %d features, batch %d *****",
+                    what, len(self.examples), self.num_features, opts.predict_batch_size)
+        results = predict_logits(trainer, opts, self.record, self.num_features)
+        return squad.compute_predictions(
+            self.examples, self.features, results, opts.n_best_size, opts.max_answer_length,
+            opts.do_lower_case, opts.version_2_with_negative, opts.null_score_diff_threshold,
+            verbose_logging=opts.verbose_logging)
+
+    def score(self, opts, predictions):
+        """The official metrics of `predictions` (v1.1 or v2.0)."""
+        from bert_tf.metrics import squad as squad_metrics
+        if self.dataset is None:
+            self.dataset, _ = squad_metrics.load_dataset(opts.predict_file)
+        return dict(squad_metrics.evaluate(self.dataset, predictions.predictions,
+                                           opts.version_2_with_negative,
+                                           null_odds=predictions.null_odds))
+
+
+def write_prediction_files(opts, data, predictions):
+    """predictions.json, nbest_predictions.json (and null_odds.json) in output_dir; returns
+    the run's "predict" info."""
     from bert_tf.data import squad
-    examples = _read_examples(opts, opts.predict_file, False).examples
-    record = os.path.join(opts.output_dir, EVAL_RECORD)
-    num_features, features = write_features(opts, tokenizer, examples, record, False, keep=True)
-    logger.info("***** Running predictions: %d examples, %d features, batch %d *****",
-                len(examples), num_features, opts.predict_batch_size)
-    results = predict_logits(trainer, opts, record, num_features)
-    predictions = squad.compute_predictions(
-        examples, features, results, opts.n_best_size, opts.max_answer_length,
-        opts.do_lower_case, opts.version_2_with_negative, opts.null_score_diff_threshold,
-        verbose_logging=opts.verbose_logging)
     files = {"predictions": os.path.join(opts.output_dir, "predictions.json"),
              "nbest": os.path.join(opts.output_dir, "nbest_predictions.json")}
     if opts.version_2_with_negative:
@@ -246,19 +283,21 @@ def predict(opts, tokenizer, trainer):
     squad.write_predictions(predictions, files["predictions"], files["nbest"],
                             files.get("null_odds"))
     logger.info("wrote %s", ", ".join(files.values()))
-    return predictions, {"num_examples": len(examples), "num_features": num_features,
-                         "files": files}
+    return {"num_examples": len(data.examples), "num_features": data.num_features,
+            "files": files}
 
 
-def evaluate(opts, predictions, step):
-    """Official metrics of `predictions` on predict_file -> eval_results.json + TensorBoard."""
+def evaluate(opts, data, predictions, step, values=None):
+    """Official metrics of `predictions` on predict_file (unless `values` holds them already,
+    e.g. from a periodic evaluation, then in TensorBoard already) -> eval_results.json and
+    TensorBoard."""
     from bert_tf.metrics import squad as squad_metrics
-    data, _ = squad_metrics.load_dataset(opts.predict_file)
-    values = dict(squad_metrics.evaluate(data, predictions.predictions,
-                                         opts.version_2_with_negative,
-                                         null_odds=predictions.null_odds))
+    summarized = values is not None
+    if values is None:
+        values = data.score(opts, predictions)
     return record_eval(opts, step, values, filename="eval_results.json",
-                       writer=squad_metrics.write_eval_results)
+                       writer=squad_metrics.write_eval_results,
+                       summary_keys=[] if summarized else None)
 
 
 def run(opts, strategy):
@@ -280,13 +319,32 @@ def run(opts, strategy):
     setup = build_trainer(opts, strategy, lambda: build_model(opts), SpanTask(), steps, warmup)
     trainer = setup.trainer
     result = {"train": None, "predict": None, "eval": None, "export": None}
-    result["train"] = train_or_restore(opts, setup, train_fn, steps, warmup, what, "span")
-    if preempted(result):
+
+    data, predicted = None, {}         # predicted: step -> SquadPredictions of an evaluation
+    if opts.do_predict or (opts.do_train and opts.eval_every_steps):
+        data = PredictData(opts, tokenizer)
+
+    def evaluate_dev(step):
+        predictions = data.predictions(opts, trainer, f"eval@{step}")
+        predicted[step] = predictions
+        return data.score(opts, predictions)
+
+    trained = train_with_evaluation(opts, setup, train_fn, steps, warmup, what, "span",
+                                    evaluate_dev, DEFAULT_METRIC, artifacts=predicted)
+    result["train"] = trained.train
+    if trained.preempted:
         return result
+    if trained.best_step is not None:
+        result["best_step"] = trained.best_step
     if opts.do_predict:
-        predictions, result["predict"] = predict(opts, tokenizer, trainer)
+        values = trained.evaluation()           # this step's periodic evaluation, reused
+        if values is not None and trained.step in predicted:
+            predictions = predicted[trained.step]
+        else:
+            values, predictions = None, data.predictions(opts, trainer)
+        result["predict"] = write_prediction_files(opts, data, predictions)
         if opts.do_eval:
-            result["eval"] = evaluate(opts, predictions, trainer.step)
+            result["eval"] = evaluate(opts, data, predictions, trained.step, values)
     result["export"] = export_model(opts, setup.model, max_query_length=opts.max_query_length,
                                     max_answer_length=opts.max_answer_length,
                                     doc_stride=opts.doc_stride)

@@ -5,9 +5,12 @@ of every (context, ending) pair) and trained with softmax cross-entropy over the
 Training follows google-research/bert's recipe: num_train_steps = int(examples / batch *
 epochs), linear warm-up over warmup_proportion, AdamW.
 
+--eval_every_steps evaluates on --eval_file during training and keeps the best weights
+(eval_accuracy by default) in output_dir/best/ (bert_tf.jobs.finetune.train_with_evaluation).
+
 Files in output_dir: eval_results.txt (eval_accuracy, eval_loss, global_step),
 test_predictions.csv (example id, predicted ending, one probability per ending), checkpoints,
-TensorBoard summaries and log.txt.
+best/ and eval_history.jsonl (--eval_every_steps), TensorBoard summaries and log.txt.
 """
 
 import dataclasses
@@ -20,10 +23,12 @@ import numpy as np
 from bert_tf import fileio
 from bert_tf.jobs.common import (arrays_dataset_fn, build_trainer, export_model, load_tokenizer,
                                  record_eval, start)
-from bert_tf.jobs.finetune import (FileFinetuneOptions, cross_entropy, predict_logits, preempted,
-                                   softmax, train_or_restore, train_steps)
+from bert_tf.jobs.finetune import (FileFinetuneOptions, cross_entropy, predict_logits, softmax,
+                                   train_steps, train_with_evaluation)
 
 logger = logging.getLogger("bert_tf")
+
+DEFAULT_METRIC = "eval_accuracy"
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -123,19 +128,33 @@ def run(opts, strategy):
                           steps, warmup)
     trainer = setup.trainer
     result = {"train": None, "eval": None, "predict": None, "export": None}
-    result["train"] = train_or_restore(opts, setup, train_fn, steps, warmup, what,
-                                       "multiple-choice")
-    if preempted(result):
+
+    dev = None
+    if opts.do_eval or (opts.do_train and opts.eval_every_steps):
+        dev = SwagData(opts, tokenizer, opts.eval_file, "eval", opts.max_eval_examples,
+                       require_labels=True)
+
+    def evaluate_dev(step):
+        logits = dev.logits(trainer, opts.eval_batch_size, f"eval@{step}")
+        return evaluate_logits(logits, [e.label for e in dev.examples])
+
+    trained = train_with_evaluation(opts, setup, train_fn, steps, warmup, what,
+                                    "multiple-choice", evaluate_dev, DEFAULT_METRIC)
+    result["train"] = trained.train
+    if trained.preempted:
         return result
+    if trained.best_step is not None:
+        result["best_step"] = trained.best_step
 
     num_choices = train.num_choices if train else opts.num_choices
     if opts.do_eval:
-        data = SwagData(opts, tokenizer, opts.eval_file, "eval", opts.max_eval_examples,
-                        require_labels=True)
-        logits = data.logits(trainer, opts.eval_batch_size, f"eval@{trainer.step}")
-        values = evaluate_logits(logits, [e.label for e in data.examples])
-        result["eval"] = record_eval(opts, trainer.step, values)
-        num_choices = data.num_choices
+        values = trained.evaluation()       # a periodic evaluation of this step is reused
+        summarized = values is not None     # (and in TensorBoard already)
+        if values is None:
+            values = evaluate_dev(trained.step)
+        result["eval"] = record_eval(opts, trained.step, values,
+                                     summary_keys=[] if summarized else None)
+        num_choices = dev.num_choices
 
     if opts.do_predict:
         data = SwagData(opts, tokenizer, opts.predict_file, "predict")

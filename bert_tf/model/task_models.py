@@ -64,13 +64,18 @@ class BertPretrainer(_TaskModel):
 @keras.saving.register_keras_serializable(package="bert_tf")
 class BertClassifier(_TaskModel):
     """Sequence classification (num_classes >= 2) or regression (num_classes == 1) on the pooled
-    output with dropout. Output: `logits` [B, num_classes]."""
+    output with dropout. Output: `logits` [B, num_classes].
 
-    def __init__(self, encoder, num_classes, dropout_rate=0.1, **kwargs):
+    Long texts: with `window_pooling` ("mean" or "max") and inputs holding int32
+    `window_example` [N] (the windows of bert_tf.tokenization.windows, [N, S] features), the N
+    window logits are combined into one row per text, B = max(window_example) + 1 (float32)."""
+
+    def __init__(self, encoder, num_classes, dropout_rate=0.1, window_pooling=None, **kwargs):
         kwargs.setdefault("name", "bert_classifier")
         super().__init__(encoder, **kwargs)
         self.num_classes = num_classes
         self.dropout_rate = dropout_rate
+        self.window_pooling = window_pooling
         self.classifier = DenseHead(num_classes, dropout_rate, encoder.config.initializer_range,
                                     dtype=encoder.dtype_policy, name="classifier")
         self.classifier.build((None, encoder.config.hidden_size))
@@ -78,10 +83,16 @@ class BertClassifier(_TaskModel):
 
     def call(self, inputs, training=None):
         pooled = self.encoder(inputs, training=training)["pooled_output"]
-        return {"logits": self.classifier(pooled, training=training)}
+        logits = self.classifier(pooled, training=training)
+        if self.window_pooling and "window_example" in inputs:
+            from bert_tf.model.window_pooling import combine_windows
+            logits = combine_windows(logits, inputs["window_example"],
+                                     pooling=self.window_pooling)
+        return {"logits": logits}
 
     def _task_config(self):
-        return {"num_classes": self.num_classes, "dropout_rate": self.dropout_rate}
+        return {"num_classes": self.num_classes, "dropout_rate": self.dropout_rate,
+                "window_pooling": self.window_pooling}
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")

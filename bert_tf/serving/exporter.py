@@ -100,7 +100,8 @@ def _staging(export_dir, version):
 def export(model, task, export_dir, vocab_file, do_lower_case, seq_length, labels=None, *,
            text_pair=False, max_query_length=64, max_answer_length=30, doc_stride=128,
            num_choices=None, top_k=5, include_special_tokens=False, version=None, warmup=True,
-           text_signatures=True, precision=None, jit_compile=False):
+           text_signatures=True, precision=None, jit_compile=False, window_stride=0,
+           window_pooling="mean", max_windows=0, multi_label_threshold=0.5):
     """Exports `model` for TensorFlow Serving; returns the path of the new version folder.
 
     Args:
@@ -109,8 +110,9 @@ def export(model, task, export_dir, vocab_file, do_lower_case, seq_length, label
         ("multiple_choice"), BertPretrainer with its masked-LM head ("fill_mask"), or
         BertEncoder / any task model ("encoder": its encoder). Mixed-precision models export
         float32 outputs.
-      task: "classifier", "regression", "squad", "tagger", "encoder", "multiple_choice" or
-        "fill_mask".
+      task: "classifier", "regression", "squad", "tagger", "encoder", "multiple_choice",
+        "fill_mask" or "multi_label" (a BertClassifier trained with run_classifier
+        --multi_label: per-label sigmoid probabilities, see serving/multi_label.py).
       export_dir: folder or URL (gs://...) holding numeric versions (TF Serving's
         --model_base_path).
       vocab_file, do_lower_case: the model's WordPiece vocabulary and casing; the vocabulary
@@ -118,13 +120,19 @@ def export(model, task, export_dir, vocab_file, do_lower_case, seq_length, label
       seq_length: max_seq_length of the raw-text and serve_examples signatures (longer texts
         are truncated as run_classifier truncates them; SQuAD reads a long context in windows
         of this length, as run_squad does).
-      labels: the label strings, in class-id order (classifier, tagger; required there).
+      labels: the label strings, in class-id order (classifier, tagger, multi_label; required
+        there).
       text_pair: serving_default takes text_a and text_b (classifier, regression, encoder).
       max_query_length, max_answer_length, doc_stride: run_squad's limits and the distance
         between the starts of a context's windows (squad).
       num_choices: endings per request row (multiple_choice, required there; 4 for SWAG).
+      window_stride, window_pooling, max_windows: long texts (classifier, regression):
+        serving_default cuts the first text into windows whose starts are window_stride
+        WordPieces apart (at most max_windows when > 0) and combines their logits by "mean" or
+        "max", as run_classifier --doc_stride trains (0: truncate).
       top_k, include_special_tokens: predictions per [MASK], and whether special tokens may be
         among them (fill_mask, as predict_masked.py's flags).
+      multi_label_threshold: multi_label: a label is selected when its probability is >= this.
       version: the version number (default: the next free one).
       warmup: write assets.extra/tf_serving_warmup_requests (needs tensorflow-serving-api).
       text_signatures: include serving_default (raw text, needs the two tensorflow-text ops of
@@ -166,7 +174,10 @@ def export(model, task, export_dir, vocab_file, do_lower_case, seq_length, label
                              max_query_length=max_query_length,
                              max_answer_length=max_answer_length, doc_stride=doc_stride,
                              num_choices=num_choices,
-                             top_k=top_k, include_special_tokens=include_special_tokens)
+                             top_k=top_k, include_special_tokens=include_special_tokens,
+                             window_stride=window_stride, window_pooling=window_pooling,
+                             max_windows=max_windows,
+                             multi_label_threshold=multi_label_threshold)
     buckets = sorted(set(length_buckets(seq_length))
                      | set(length_buckets(config.max_position_embeddings)))
     module = ServingModule(serving_task, config, buckets, jit_compile=jit_compile)

@@ -17,6 +17,8 @@ logger = logging.getLogger("bert_tf")
 
 # GLUE tasks with one text per example; every other named task classifies pairs.
 SINGLE_TEXT_TASKS = ("cola", "sst-2")
+# Tasks whose serving_default can read long texts in windows (--doc_stride).
+WINDOW_TASKS = ("classifier", "regression", "multi_label")
 
 
 @dataclasses.dataclass
@@ -33,7 +35,12 @@ class ExportOptions:
     text_pair: bool = None           # default: from task_name, else False
     max_query_length: int = 64
     max_answer_length: int = 30
-    doc_stride: int = 128            # squad: distance between the starts of context windows
+    doc_stride: int = None           # squad: distance between the starts of context windows
+                                     # (default 128); classifier, regression, multi_label:
+                                     # long first texts read in windows this far apart, as
+                                     # run_classifier --doc_stride (default 0: truncate)
+    window_pooling: str = "mean"     # with windows: how their logits combine (mean, max)
+    max_windows: int = 0             # with windows: at most this many per text (0: all)
     num_choices: int = 4             # multiple_choice: endings per request row
     top_k: int = 5                   # fill_mask: predictions per [MASK]
     include_special_tokens: bool = False   # fill_mask: may rank [PAD], [CLS], ...
@@ -42,6 +49,8 @@ class ExportOptions:
     text_signatures: bool = True
     precision: str = None            # "fp32" / "bf16" (bert_tf.serving.export's precision)
     jit_compile: bool = False        # XLA (server: --xla_cpu_compilation_enabled=true)
+    multi_label_threshold: float = None   # multi_label: default the tuned "threshold" of the
+                                          # eval_results.txt beside the checkpoint, else 0.5
 
     def resolve(self):
         """A copy with task, labels, text_pair, config and vocab_file filled in; raises
@@ -59,7 +68,7 @@ class ExportOptions:
         if opts.task not in TASKS:
             raise ValueError(f"--task must be one of {', '.join(TASKS)} (or give --task_name), "
                              f"got {opts.task!r}")
-        if opts.task in ("classifier", "tagger") and not opts.labels:
+        if opts.task in ("classifier", "tagger", "multi_label") and not opts.labels:
             raise ValueError(f"--task={opts.task} needs --labels (comma-separated, in class-id "
                              "order) or --task_name")
         if opts.task == "multiple_choice" and (opts.num_choices or 0) < 2:
@@ -69,9 +78,25 @@ class ExportOptions:
         from bert_tf.serving.exporter import check_compute_options
         check_compute_options(opts.task, opts.precision, opts.jit_compile,
                               ("--precision", "--jit_compile"))
-        if opts.task == "squad" and (opts.doc_stride or 0) < 1:
-            raise ValueError(f"--doc_stride must be >= 1, got {opts.doc_stride}")
+        if opts.task == "squad":
+            opts.doc_stride = 128 if opts.doc_stride is None else opts.doc_stride
+            if opts.doc_stride < 1:
+                raise ValueError(f"--doc_stride must be >= 1, got {opts.doc_stride}")
+        if opts.task in WINDOW_TASKS:
+            _check_windows(opts)
+        elif opts.window_pooling != "mean" or opts.max_windows:
+            raise ValueError(f"--window_pooling and --max_windows apply to tasks "
+                             f"{', '.join(WINDOW_TASKS)} (with --doc_stride), not {opts.task}")
         opts.text_pair = bool(opts.text_pair)
+        if opts.task == "multi_label" and opts.multi_label_threshold is None:
+            from bert_tf.jobs.multilabel import saved_threshold
+            opts.multi_label_threshold = saved_threshold(opts.init_checkpoint)
+            if opts.multi_label_threshold is not None:
+                logger.info("--multi_label_threshold=%g: the tuned threshold in the "
+                            "eval_results.txt beside --init_checkpoint",
+                            opts.multi_label_threshold)
+            else:
+                opts.multi_label_threshold = 0.5
         if opts.config is None:
             opts.config = find_config(opts.init_checkpoint)
         opts.vocab_file = opts.vocab_file or default_vocab_file(opts.init_checkpoint)
@@ -88,6 +113,18 @@ class ExportOptions:
             from bert_tf.serving.warmup import require_serving_api
             require_serving_api("--warmup")
         return opts
+
+
+def _check_windows(opts):
+    """Long-text windows of a classifier, regression or multi_label export: run_classifier's
+    rules for --doc_stride, --window_pooling and --max_windows (0 / None: truncate)."""
+    opts.doc_stride, opts.max_windows = opts.doc_stride or 0, opts.max_windows or 0
+    if opts.doc_stride < 0 or opts.max_windows < 0:
+        raise ValueError("--doc_stride and --max_windows must be >= 0")
+    if opts.window_pooling not in ("mean", "max"):
+        raise ValueError(f"--window_pooling must be mean or max, got {opts.window_pooling!r}")
+    if (opts.max_windows or opts.window_pooling != "mean") and not opts.doc_stride:
+        raise ValueError("--window_pooling and --max_windows apply to --doc_stride windows")
 
 
 def _apply_task_name(opts):
@@ -135,6 +172,15 @@ def load_model(opts):
     return model
 
 
+def window_options(opts):
+    """make_task's / export()'s window arguments of opts (resolved): none but for a
+    classifier, regression or multi_label task read in windows."""
+    if opts.task not in WINDOW_TASKS or not opts.doc_stride:
+        return {}
+    return dict(window_stride=opts.doc_stride, window_pooling=opts.window_pooling,
+                max_windows=opts.max_windows)
+
+
 def run(opts):
     """Loads the checkpoint into the task model and exports it; returns the version path."""
     from bert_tf.serving.exporter import export
@@ -143,9 +189,11 @@ def run(opts):
     return export(model, opts.task, opts.export_dir, opts.vocab_file, opts.do_lower_case,
                   opts.max_seq_length, labels=opts.labels, text_pair=opts.text_pair,
                   max_query_length=opts.max_query_length,
-                  max_answer_length=opts.max_answer_length, doc_stride=opts.doc_stride,
+                  max_answer_length=opts.max_answer_length,
+                  doc_stride=opts.doc_stride if opts.task == "squad" else 128,
                   num_choices=opts.num_choices if opts.task == "multiple_choice" else None,
                   top_k=opts.top_k, include_special_tokens=opts.include_special_tokens,
                   version=opts.version, warmup=opts.warmup,
                   text_signatures=opts.text_signatures, precision=opts.precision,
-                  jit_compile=opts.jit_compile)
+                  jit_compile=opts.jit_compile, **window_options(opts),
+                  multi_label_threshold=opts.multi_label_threshold or 0.5)

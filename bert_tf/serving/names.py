@@ -2,7 +2,7 @@
 feature keys, files of the export layout. (No TensorFlow import: runners define flags with it.)"""
 
 TASKS = ("classifier", "regression", "squad", "tagger", "encoder", "multiple_choice",
-         "fill_mask")
+         "fill_mask", "multi_label")
 
 SERVING_DEFAULT = "serving_default"
 SERVE_FEATURES = "serve_features"

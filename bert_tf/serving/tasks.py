@@ -144,13 +144,52 @@ class _TextTask(ServingTask):
         return features, dict(zip(("start_offsets", "end_offsets"), packed))
 
 
-class ClassifierTask(_TextTask):
+class _WindowedTextTask(_TextTask):
+    """A text task whose raw-text signature can read long first texts in windows
+    (bert_tf.tokenization.windows) and combine the window logits per row (mean or max), as
+    run_classifier --doc_stride does; serve_features takes one row per example."""
+
+    def __init__(self, model, vocab_tokens, lower_case, seq_length, text_pair=False,
+                 window_stride=0, window_pooling="mean", max_windows=0):
+        super().__init__(model, vocab_tokens, lower_case, seq_length, text_pair)
+        self.window_stride, self.max_windows = int(window_stride), int(max_windows)
+        self.window_pooling = window_pooling
+
+    def encode(self, texts):
+        if not self.window_stride:
+            return super().encode(texts)
+        from bert_tf.tokenization.windows import pack_windows
+        pieces = tokenize_together(self.tokenizer, texts)
+        features, window_example = pack_windows([p["token_ids"] for p in pieces],
+                                                self.seq_length, self.window_stride,
+                                                self.cls_id, self.sep_id, self.max_windows)
+        return features, {"window_example": window_example,
+                          "num_examples": tf.shape(texts[0])[0]}
+
+    def text_outputs(self, predictions, features, extras, texts):
+        if self.window_stride:
+            from bert_tf.model.window_pooling import combine_windows
+            predictions = dict(predictions, logits=combine_windows(
+                predictions["logits"], extras["window_example"], extras["num_examples"],
+                self.window_pooling))
+        return self.outputs(predictions, features)
+
+    def info(self):
+        info = super().info()
+        if self.window_stride:
+            info.update(window_stride=self.window_stride, window_pooling=self.window_pooling,
+                        max_windows=self.max_windows)
+        return info
+
+
+class ClassifierTask(_WindowedTextTask):
     """BertClassifier with num_classes >= 2 -> probabilities, logits, label_id, label."""
 
     kind = "classifier"
 
-    def __init__(self, model, vocab_tokens, lower_case, seq_length, labels, text_pair=False):
-        super().__init__(model, vocab_tokens, lower_case, seq_length, text_pair)
+    def __init__(self, model, vocab_tokens, lower_case, seq_length, labels, text_pair=False,
+                 **windows):
+        super().__init__(model, vocab_tokens, lower_case, seq_length, text_pair, **windows)
         self.labels = [str(label) for label in labels]
 
     def outputs(self, predictions, features):
@@ -163,7 +202,7 @@ class ClassifierTask(_TextTask):
         return dict(super().info(), labels=self.labels)
 
 
-class RegressionTask(_TextTask):
+class RegressionTask(_WindowedTextTask):
     """BertClassifier with num_classes == 1 -> score."""
 
     kind = "regression"
@@ -218,11 +257,13 @@ class TaggerTask(_TextTask):
 
 def make_task(kind, model, vocab_tokens, lower_case, seq_length, labels=None, text_pair=False,
               max_query_length=64, max_answer_length=30, num_choices=None, top_k=5,
-              include_special_tokens=False, doc_stride=128):
+              include_special_tokens=False, doc_stride=128, window_stride=0,
+              window_pooling="mean", max_windows=0, multi_label_threshold=0.5):
     """The ServingTask of `kind` for `model`, checking that they fit together."""
     from bert_tf.model import (BertClassifier, BertEncoder, BertMultipleChoice, BertPretrainer,
                                BertSpanLabeler, BertTokenClassifier)
     expected = {"classifier": BertClassifier, "regression": BertClassifier,
+                "multi_label": BertClassifier,
                 "squad": BertSpanLabeler, "tagger": BertTokenClassifier,
                 "multiple_choice": BertMultipleChoice, "fill_mask": BertPretrainer,
                 "encoder": (BertEncoder, BertClassifier, BertSpanLabeler, BertTokenClassifier,
@@ -236,6 +277,8 @@ def make_task(kind, model, vocab_tokens, lower_case, seq_length, labels=None, te
                          f"got {type(model).__name__}")
     if num_choices is not None and kind != "multiple_choice":
         raise ValueError(f"num_choices applies to task 'multiple_choice' only, not {kind!r}")
+    if window_stride and kind not in ("classifier", "regression", "multi_label"):
+        raise ValueError(f"window_stride applies to tasks classifier and regression, not {kind!r}")
     if kind == "multiple_choice":
         from bert_tf.serving.multiple_choice import MultipleChoiceTask
         return MultipleChoiceTask(model, vocab_tokens, lower_case, seq_length, num_choices)
@@ -250,18 +293,25 @@ def make_task(kind, model, vocab_tokens, lower_case, seq_length, labels=None, te
         from bert_tf.serving.squad import SquadTask
         return SquadTask(model, vocab_tokens, lower_case, seq_length, max_query_length,
                          max_answer_length, doc_stride)
+    windows = dict(window_stride=window_stride, window_pooling=window_pooling,
+                   max_windows=max_windows)
     num_classes = model.num_classes
     if kind == "regression":
         if num_classes != 1:
             raise ValueError(f"task 'regression' needs a BertClassifier with num_classes=1, "
                              f"got num_classes={num_classes} (use task 'classifier')")
-        return RegressionTask(model, vocab_tokens, lower_case, seq_length, text_pair)
+        return RegressionTask(model, vocab_tokens, lower_case, seq_length, text_pair, **windows)
     if kind == "classifier" and num_classes == 1:
         raise ValueError("a BertClassifier with num_classes=1 is a regression model: "
                          "use task 'regression'")
     labels = _check_labels(labels, num_classes, kind)
+    if kind == "multi_label":
+        from bert_tf.serving.multi_label import MultiLabelTask
+        return MultiLabelTask(model, vocab_tokens, lower_case, seq_length, labels, text_pair,
+                              multi_label_threshold, **windows)
     if kind == "classifier":
-        return ClassifierTask(model, vocab_tokens, lower_case, seq_length, labels, text_pair)
+        return ClassifierTask(model, vocab_tokens, lower_case, seq_length, labels, text_pair,
+                              **windows)
     return TaggerTask(model, vocab_tokens, lower_case, seq_length, labels)
 
 

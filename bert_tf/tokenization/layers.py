@@ -181,11 +181,15 @@ class BertPreprocessor(keras.layers.Layer):
     [B, seq_length] tensors "input_ids", "input_mask", "segment_ids"; with `with_offsets`
     also int64 "start_offsets", "end_offsets": the byte span of each token in its own text
     (segment_ids says which), -1 at [CLS], [SEP] and padding.
+
+    With `doc_stride` > 0 a long first text is not truncated but cut into windows
+    (bert_tf.tokenization.windows, at most `max_windows` per text when > 0): the tensors are
+    [N, seq_length] over all windows, plus int32 "window_example" [N], each window's row.
     """
 
     def __init__(self, vocabulary=None, lower_case=True, seq_length=128, with_offsets=False,
                  max_chars_per_word=wordpiece.MAX_INPUT_CHARS_PER_WORD, tokenizer=None,
-                 **kwargs):
+                 doc_stride=0, max_windows=0, **kwargs):
         kwargs.setdefault("dtype", "int32")
         kwargs.setdefault("trainable", False)
         super().__init__(**kwargs)
@@ -193,6 +197,10 @@ class BertPreprocessor(keras.layers.Layer):
         self._allow_non_tensor_positional_args = True
         self.seq_length = int(seq_length)
         self.with_offsets = bool(with_offsets)
+        self.doc_stride, self.max_windows = int(doc_stride), int(max_windows)
+        if self.doc_stride and self.with_offsets:
+            raise ValueError("BertPreprocessor: with_offsets is not available with doc_stride "
+                             "windows")
         if isinstance(tokenizer, dict):
             tokenizer = keras.saving.deserialize_keras_object(tokenizer)
         self.tokenizer = tokenizer or BertTokenizerLayer(
@@ -211,6 +219,12 @@ class BertPreprocessor(keras.layers.Layer):
         rank = batches[0][1]
         tokenized = [self.tokenizer.tokenize(b, with_offsets=self.with_offsets)
                      for b, _ in batches]
+        if self.doc_stride:
+            from bert_tf.tokenization.windows import pack_windows
+            out, window_example = pack_windows(tokenized, self.seq_length, self.doc_stride,
+                                               special[_vocab.CLS], special[_vocab.SEP],
+                                               self.max_windows)
+            return dict(out, window_example=window_example)
         if self.with_offsets:
             segments = [t["token_ids"] for t in tokenized]
             extras = ([t["start_offsets"] for t in tokenized],
@@ -228,8 +242,12 @@ class BertPreprocessor(keras.layers.Layer):
     def compute_output_spec(self, inputs):
         first = inputs[0] if isinstance(inputs, (tuple, list)) else inputs
         shape = tuple(first.shape[:1]) + (self.seq_length,)
+        if self.doc_stride:
+            shape = (None, self.seq_length)
         out = {k: keras.KerasTensor(shape, dtype="int32")
                for k in ("input_ids", "input_mask", "segment_ids")}
+        if self.doc_stride:
+            out["window_example"] = keras.KerasTensor((None,), dtype="int32")
         if self.with_offsets:
             out.update({k: keras.KerasTensor(shape, dtype="int64")
                         for k in ("start_offsets", "end_offsets")})
@@ -238,5 +256,6 @@ class BertPreprocessor(keras.layers.Layer):
     def get_config(self):
         config = super().get_config()
         config.update(seq_length=self.seq_length, with_offsets=self.with_offsets,
+                      doc_stride=self.doc_stride, max_windows=self.max_windows,
                       tokenizer=keras.saving.serialize_keras_object(self.tokenizer))
         return config

@@ -12,6 +12,11 @@ on padding; `pad_to_max_length` keeps google-research's fixed L = max_seq_length
 Evaluation and prediction also sort examples by length inside windows of `sort_window`
 examples, so short sentences share batches; `example_index` restores the order.
 
+Long texts (a preprocessor with doc_stride): each batch of B examples becomes N >= B windows,
+so the model keys are [N, L] with int32 `window_example` [N] (each window's example in the
+batch) while `label_ids` and `example_index` stay [B]; such batches are not sorted by length
+and cannot come from the feature cache.
+
 Large tasks can tokenize once into a TFRecord feature cache (google-research's feature names
 input_ids, input_mask, segment_ids, label_ids, is_real_example, plus example_index), reused
 while its fingerprint (texts, labels, vocabulary, casing, length) matches.
@@ -81,18 +86,20 @@ class ExampleColumns:
         return digest.hexdigest()
 
 
-def make_preprocessor(vocab_file, do_lower_case, max_seq_length):
-    """The in-graph BertPreprocessor (text or pair -> BERT inputs of max_seq_length)."""
+def make_preprocessor(vocab_file, do_lower_case, max_seq_length, doc_stride=0, max_windows=0):
+    """The in-graph BertPreprocessor (text or pair -> BERT inputs of max_seq_length; with
+    doc_stride, windows over long first texts)."""
     from bert_tf.tokenization import BertPreprocessor
     return BertPreprocessor(vocabulary=vocab_file, lower_case=do_lower_case,
-                            seq_length=max_seq_length, name="preprocessor")
+                            seq_length=max_seq_length, doc_stride=doc_stride,
+                            max_windows=max_windows, name="preprocessor")
 
 
 def _tokenizer(preprocessor):
     """batch of example columns -> batch of features, through the preprocessor."""
     def tokenize(batch):
         texts = (batch["text_a"], batch["text_b"]) if "text_b" in batch else batch["text_a"]
-        features = dict(preprocessor(texts))
+        features = dict(preprocessor(texts))    # + window_example with doc_stride
         features["label_ids"] = batch["label_ids"]
         features["example_index"] = batch["example_index"]
         return features
@@ -144,8 +151,13 @@ def classifier_dataset(source, batch_size, *, is_training, max_seq_length, prepr
       tokenize_in_memory, or the path of a feature cache written by write_feature_cache.
     Training: shard, shuffle (seeded, every epoch anew), repeat, batch (dropping the
     remainder). Otherwise: one pass in order, except that examples are sorted by length
-    within windows of `sort_window` (unless pad_to_max_length); the last batch may be short.
+    within windows of `sort_window` (unless pad_to_max_length or long-text windows); the last
+    batch may be short.
     """
+    windows = bool(getattr(preprocessor, "doc_stride", 0))
+    if windows and not isinstance(source, ExampleColumns):
+        raise ValueError("long-text windows (doc_stride) tokenize raw examples: the feature "
+                         "cache and in-memory features hold truncated ones")
     if isinstance(source, ExampleColumns):
         if preprocessor is None:
             raise ValueError("a preprocessor is needed to tokenize raw examples")
@@ -171,7 +183,7 @@ def classifier_dataset(source, batch_size, *, is_training, max_seq_length, prepr
         dataset = dataset.batch(batch_size, drop_remainder=True if drop_remainder is None
                                 else drop_remainder)
         dataset = dataset.map(to_features, num_parallel_calls=autotune, deterministic=True)
-    elif pad_to_max_length:
+    elif pad_to_max_length or windows:
         dataset = dataset.batch(batch_size, drop_remainder=bool(drop_remainder))
         dataset = dataset.map(to_features, num_parallel_calls=autotune, deterministic=True)
     else:

@@ -113,9 +113,12 @@ def _label(value, layout, labels, is_regression, reject, line):
     return value
 
 
-def read_examples(path, layout, split, labels=(), is_regression=False, skip_bad_rows=False):
+def read_examples(path, layout, split, labels=(), is_regression=False, skip_bad_rows=False,
+                  label_parser=None):
     """(examples, ReadStats) for one file. `labels` empty accepts any non-empty label (used
-    when the label list is inferred from the training file)."""
+    when the label list is inferred from the training file). `label_parser(value, reject,
+    line)`, when given, replaces the label check: it returns the label, or None after calling
+    reject(line, reason) (multi-label files: see multilabel.py)."""
     path = str(path)
     stats = ReadStats(path=path, split=split)
     reject = _Rejector(path, stats, skip_bad_rows)
@@ -168,8 +171,9 @@ def read_examples(path, layout, split, labels=(), is_regression=False, skip_bad_
                 continue
         label = None
         if layout.label is not None:
-            label = _label(fields[positions["label"]], layout, labels, is_regression, reject,
-                           line)
+            value = fields[positions["label"]]
+            label = (label_parser(value, reject, line) if label_parser is not None else
+                     _label(value, layout, labels, is_regression, reject, line))
             if label is None:
                 continue
         ident = fields[positions["guid"]] if layout.guid is not None else row_index

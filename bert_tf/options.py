@@ -1,0 +1,80 @@
+"""Options declared once: a dataclass field made with `option()` carries its flag help (and
+choices), `define_flags` turns such fields into absl flags, and `flag_values` reads them back as
+the dataclass's keyword arguments. The runner, its --help and the library's defaults cannot
+drift apart.
+
+    @dataclasses.dataclass(kw_only=True)
+    class EvalOptions:
+        eval_every_steps: int = option(0, "Evaluate every this many steps (0: never).")
+
+    define_flags(EvalOptions)                 # --eval_every_steps, default 0, that help
+    EvalOptions(**flag_values(EvalOptions))   # what the command line said
+"""
+
+import dataclasses
+import typing
+
+from absl import flags
+
+_HELP, _CHOICES = "bert_tf_help", "bert_tf_choices"
+
+
+def option(default, help, *, choices=None):
+    """A dataclass field that is also a command-line flag (list defaults are copied)."""
+    metadata = {_HELP: help, _CHOICES: tuple(choices) if choices else None}
+    if isinstance(default, list):
+        return dataclasses.field(default_factory=lambda: list(default), metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+def flag_fields(cls, names=None):
+    """The option() fields of dataclass `cls` (only `names`, in that order, when given)."""
+    fields = {f.name: f for f in dataclasses.fields(cls) if _HELP in f.metadata}
+    if names is None:
+        return list(fields.values())
+    missing = [n for n in names if n not in fields]
+    if missing:
+        raise KeyError(f"{cls.__name__} declares no option {', '.join(missing)}")
+    return [fields[n] for n in names]
+
+
+def _base_type(annotation):
+    """int for `int`, `int | None` or Optional[int]."""
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    return args[0] if args else annotation
+
+
+def _default(field):
+    if field.default_factory is not dataclasses.MISSING:
+        return field.default_factory()
+    return field.default
+
+
+def define_flags(cls, names=None, flag_values=flags.FLAGS):
+    """Defines one absl flag per option() field of `cls` (or of `names`), typed by its
+    annotation: bool, int, float, str (an enum when the option has choices) or list."""
+    for field in flag_fields(cls, names):
+        kind, default = _base_type(field.type), _default(field)
+        help_text, choices = field.metadata[_HELP], field.metadata[_CHOICES]
+        args = (field.name, default, help_text)
+        if choices:
+            flags.DEFINE_enum(field.name, default, list(choices), help_text,
+                              flag_values=flag_values)
+        elif kind is bool:
+            flags.DEFINE_bool(*args, flag_values=flag_values)
+        elif kind is int:
+            flags.DEFINE_integer(*args, flag_values=flag_values)
+        elif kind is float:
+            flags.DEFINE_float(*args, flag_values=flag_values)
+        elif kind in (list, typing.List) or typing.get_origin(kind) is list:
+            flags.DEFINE_list(*args, flag_values=flag_values)
+        elif kind is str:
+            flags.DEFINE_string(*args, flag_values=flag_values)
+        else:
+            raise TypeError(f"{cls.__name__}.{field.name}: no flag type for {field.type!r}")
+
+
+def flag_values(cls, names=None, flag_values=flags.FLAGS):
+    """{name: parsed value} of the option() fields of `cls` that are defined as flags."""
+    return {f.name: flag_values[f.name].value for f in flag_fields(cls, names)
+            if f.name in flag_values}

