@@ -51,8 +51,7 @@ class PredictOptions:
         if self.doc_stride is not None and self.doc_stride < 1:
             raise InputError(f"--doc_stride must be >= 1, got {self.doc_stride}")
         settings = self.checkpoint
-        if settings.window_pooling is not None and settings.window_pooling not in ("mean",
-                                                                                  "max"):
+        if settings.window_pooling not in (None, "mean", "max"):
             raise InputError(f"--window_pooling must be mean or max, got "
                              f"{settings.window_pooling!r}")
         if settings.max_windows is not None and settings.max_windows < 0:
