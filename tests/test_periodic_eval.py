@@ -49,9 +49,10 @@ def _tagging_setup(tmp_path, **options):
     from bert_tf.model import BertEncoder, BertTokenClassifier
     from bert_tf.tasks.tagging import TaggingTask
     keras.utils.set_random_seed(3)
+    options.setdefault("save_checkpoints_steps", 100)
     opts = FinetuneOptions(config=CONFIG, output_dir=str(tmp_path), do_train=True,
                            vocab_file=str(shared_path("data/reference/vocab.txt")),
-                           learning_rate=1e-2, save_checkpoints_steps=100, **options)
+                           learning_rate=1e-2, **options)
     opts.validate_evaluation()
     setup = build_trainer(opts, STRATEGY(), lambda: BertTokenClassifier(BertEncoder(CONFIG), 3),
                           TaggingTask(), num_train_steps=10)
@@ -62,9 +63,9 @@ def _tagging_setup(tmp_path, **options):
     return opts, setup, arrays_dataset_fn(arrays, 8, True, seed=1)
 
 
-def _scripted_run(tmp_path, metric_values, **options):
-    """train_with_evaluation for 10 steps with evaluate_fn returning metric_values[step]; also
-    returns the tagger kernel seen at each evaluation."""
+def _scripted_run(tmp_path, metric_values, on_evaluate=None, **options):
+    """train_with_evaluation for 10 steps with evaluate_fn returning metric_values[step] (and
+    calling on_evaluate(step)); also returns the tagger kernel seen at each evaluation."""
     from bert_tf.jobs.finetune import train_with_evaluation
     opts, setup, train_fn = _tagging_setup(tmp_path, **options)
     kernels, artifacts = {}, {}
@@ -72,6 +73,8 @@ def _scripted_run(tmp_path, metric_values, **options):
     def evaluate(step):
         kernels[step] = setup.model.tagger.weights[0].numpy().copy()
         artifacts[step] = f"files of step {step}"
+        if on_evaluate:
+            on_evaluate(step)
         return {"f1": metric_values[step], "loss": 1.0}
 
     trained = train_with_evaluation(opts, setup, train_fn, 10, 0, "32 rows", "tagging",
@@ -80,11 +83,10 @@ def _scripted_run(tmp_path, metric_values, **options):
 
 
 def test_evaluations_end_loops_and_the_best_weights_come_back(tmp_path):
-    # iterations_per_loop 6, eval every 4: loops of gcd = 2 steps; evaluations at 4, 8 and the
-    # last step 10; the best (step 8) is loaded at the end.
+    # iterations_per_loop 6, eval every 4: loops end at 4, 8 and the last step 10, where the
+    # evaluations run; the best (step 8) is loaded at the end.
     trained, setup, kernels = _scripted_run(tmp_path, {4: 0.5, 8: 0.9, 10: 0.6},
                                             iterations_per_loop=6, eval_every_steps=4)
-    assert setup.trainer.steps_per_loop == 2
     assert sorted(trained.evaluated) == [4, 8, 10] and trained.train["step"] == 10
     assert (trained.best_step, trained.step, trained.loaded_best) == (8, 8, True)
     assert trained.evaluation()["f1"] == 0.9 and trained.evaluation()["global_step"] == 8
@@ -102,6 +104,37 @@ def test_patience_stops_training_and_load_best_at_end_can_be_declined(tmp_path):
     assert (trained.best_step, trained.step, trained.loaded_best) == (2, 6, False)
     np.testing.assert_array_equal(setup.model.tagger.weights[0].numpy(), kernels[6])
     assert tf.train.latest_checkpoint(str(tmp_path)).endswith("ckpt-6")   # saved on stopping
+
+
+def test_checkpoint_steps_do_not_shift_the_evaluations(tmp_path):
+    # a loop also ends at the checkpoint of step 6; the next one must still end at 8
+    trained, _, _ = _scripted_run(tmp_path, {4: 0.1, 8: 0.2, 10: 0.3},
+                                  iterations_per_loop=4, eval_every_steps=4,
+                                  save_checkpoints_steps=6)
+    assert sorted(trained.evaluated) == [4, 8, 10]
+
+
+def test_a_rerun_after_early_stopping_does_not_train_on(tmp_path):
+    values = {2: 0.5, 4: 0.4, 6: 0.3, 8: 0.2, 10: 0.1}
+    options = dict(iterations_per_loop=2, eval_every_steps=2, early_stopping_patience=2)
+    _scripted_run(tmp_path, values, **options)
+    again, setup, kernels = _scripted_run(tmp_path, values, **options)
+    assert again.train["step"] == 6 and again.train["stopped_early"]
+    assert kernels == {} and again.best_step == 2          # no evaluation ran again
+    assert tf.train.latest_checkpoint(str(tmp_path)).endswith("ckpt-6")
+
+
+def test_sigterm_during_an_evaluation_saves_that_step(tmp_path):
+    import signal
+
+    def terminate(step):
+        if step == 4:
+            os.kill(os.getpid(), signal.SIGTERM)   # the trainer's handler asks to stop
+    trained, _, _ = _scripted_run(tmp_path, {2: 0.1, 4: 0.2}, on_evaluate=terminate,
+                                  iterations_per_loop=2, eval_every_steps=2,
+                                  save_checkpoints_steps=100)
+    assert trained.preempted and trained.train["step"] == 4
+    assert tf.train.latest_checkpoint(str(tmp_path)).endswith("ckpt-4")
 
 
 # --------------------------------------------------------------------------- runners

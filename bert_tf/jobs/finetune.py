@@ -5,7 +5,6 @@ predictions in example order."""
 
 import dataclasses
 import logging
-import math
 import time
 
 import numpy as np
@@ -99,7 +98,7 @@ def train_steps(opts, num_examples, what="examples"):
 
 
 def train_or_restore(opts, setup, dataset_fn, num_steps, num_warmup_steps, what, head,
-                     after_loop=None):
+                     after_loop=None, loop_boundary=0):
     """--do_train: trains for num_steps (resuming from output_dir) and returns the training
     values. Otherwise: restores output_dir's latest checkpoint, else keeps the init_checkpoint
     weights (warning when the `head` head starts fresh; no weights at all is an error), and
@@ -108,7 +107,7 @@ def train_or_restore(opts, setup, dataset_fn, num_steps, num_warmup_steps, what,
         logger.info("***** Running training: %s, batch %d, %d steps (%d warm-up) *****", what,
                     opts.train_batch_size, num_steps, num_warmup_steps)
         return setup.trainer.train(dataset_fn, num_steps, opts.train_batch_size,
-                                   after_loop=after_loop)
+                                   after_loop=after_loop, loop_boundary=loop_boundary)
     if setup.trainer.restore() is not None or head is None:
         return None
     if setup.report is None:
@@ -143,18 +142,11 @@ class Trained:
         return dict(self.evaluated[step]) if step in self.evaluated else None
 
 
-def evaluation_steps_per_loop(opts):
-    """Steps per training loop: --iterations_per_loop, cut to gcd(iterations_per_loop,
-    eval_every_steps) so that loops end on every evaluation step."""
-    every = getattr(opts, "eval_every_steps", 0)
-    return math.gcd(opts.iterations_per_loop, every) if every else opts.iterations_per_loop
-
-
 def train_with_evaluation(opts, setup, train_fn, steps, warmup, what, head, evaluate_fn=None,
                           default_metric=None, artifacts=None, best_files=None):
     """train_or_restore with the periodic evaluation of EvaluationOptions: with --do_train and
     --eval_every_steps, evaluate_fn(step) -> {metric: value} runs every eval_every_steps steps
-    and after the last one (loops are cut to gcd(iterations_per_loop, eval_every_steps) steps);
+    and after the last one (training loops end on every evaluation step);
     its values go to TensorBoard (output_dir/eval) and to a BestKeeper on
     --keep_best_metric (default `default_metric`), which keeps output_dir/best/ and
     eval_history.jsonl and stops training after --early_stopping_patience evaluations without
@@ -172,11 +164,6 @@ def train_with_evaluation(opts, setup, train_fn, steps, warmup, what, head, eval
     if every:
         if evaluate_fn is None or not (opts.keep_best_metric or default_metric):
             raise ValueError("--eval_every_steps: this runner has no periodic evaluation")
-        trainer.steps_per_loop = evaluation_steps_per_loop(opts)
-        if trainer.steps_per_loop != opts.iterations_per_loop:
-            logger.info("%d steps per loop: gcd of --iterations_per_loop=%d and "
-                        "--eval_every_steps=%d", trainer.steps_per_loop,
-                        opts.iterations_per_loop, every)
         resumed = trainer.step if trainer.restore() else 0
 
         def evaluate_periodically(step):
@@ -196,12 +183,22 @@ def train_with_evaluation(opts, setup, train_fn, steps, warmup, what, head, eval
             for kept in [s for s in artifacts if s not in (step, keeper.best_step)]:
                 del artifacts[kept]
             return stop
+
+        stale = keeper.evaluations_without_improvement()
+        if keeper.patience and stale >= keeper.patience:
+            # stopped early before: a rerun of the same command does not train on
+            logger.info("training stopped early at step %d (%d evaluations without "
+                        "improvement): not training further", resumed, stale)
+            steps = resumed
     else:
         after_loop = None
 
     trained = Trained(train_or_restore(opts, setup, train_fn, steps, warmup, what, head,
-                                       after_loop=after_loop),
+                                       after_loop=after_loop, loop_boundary=every),
                       trainer.step, artifacts=artifacts, keeper=keeper)
+    if keeper is not None and steps == trainer.step and trained.train is not None:
+        stale = keeper.evaluations_without_improvement()
+        trained.train["stopped_early"] = bool(keeper.patience and stale >= keeper.patience)
     if keeper is None or trained.preempted:
         return trained
     trained.evaluated.update(keeper.results)
@@ -213,11 +210,6 @@ def train_with_evaluation(opts, setup, train_fn, steps, warmup, what, head, eval
                         keeper.metric, keeper.best, keeper.best_dir)
         trained.step, trained.loaded_best = keeper.best_step, True
     return trained
-
-
-def preempted(result):
-    """Whether training was interrupted (SIGTERM): the job stops; a rerun resumes."""
-    return bool(result["train"] and result["train"]["preempted"])
 
 
 def predict_logits(trainer, dataset_fn, num_examples, what="predict", key="logits"):

@@ -219,12 +219,15 @@ class Trainer:
                 values[name] = float(value) / count if count else float("nan")
         return values
 
-    def train(self, dataset_fn, num_steps, global_batch_size, after_loop=None):
+    def train(self, dataset_fn, num_steps, global_batch_size, after_loop=None,
+              loop_boundary=0):
         """Trains until the optimizer has made `num_steps` steps (resuming from output_dir).
 
         dataset_fn(input_context) -> per-replica tf.data.Dataset of feature dicts (repeat it).
         after_loop(step, values) is called after each loop (e.g. periodic evaluation); it may
-        return True to stop early. Returns {"step", "preempted", "stopped_early", last values}.
+        return True to stop early. Loops also end on every multiple of `loop_boundary` (when
+        > 0) and of the checkpoint interval, so an evaluation every `loop_boundary` steps sees
+        each of them. Returns {"step", "preempted", "stopped_early", last values}.
         """
         parts = self.strategy.num_replicas_in_sync * self.accumulation
         if global_batch_size % parts:
@@ -247,8 +250,9 @@ class Trainer:
             while self.step < num_steps and not self._stop_requested:
                 step = self.step
                 n = min(self.steps_per_loop, num_steps - step)
-                if self.checkpoint_steps:
-                    n = min(n, self.checkpoint_steps - step % self.checkpoint_steps)
+                for every in (self.checkpoint_steps, loop_boundary):
+                    if every:
+                        n = min(n, every - step % every)
                 totals = self._train_loop(iterator, tf.constant(n))
                 values = {"loss": float(totals["loss"]) / n}
                 values.update(self._metric_values(totals))
@@ -258,12 +262,16 @@ class Trainer:
                 step = self.step
                 values = progress.log(step, values)
                 at_boundary = self.checkpoint_steps and step % self.checkpoint_steps == 0
-                if at_boundary or step >= num_steps or self._stop_requested:
+                saved = at_boundary or step >= num_steps or self._stop_requested
+                if saved:
                     self.save()
                 if after_loop is not None and after_loop(step, values):
                     stopped_early = True
-                    self.save()
+                    if not saved:
+                        self.save()
                     break
+                if self._stop_requested and not saved:    # SIGTERM during after_loop
+                    self.save()
         finally:
             self._restore_sigterm_handler(previous_handler)
         if self._stop_requested:
