@@ -86,3 +86,8 @@ def test_freeze_layers_keeps_embeddings_and_the_first_layers(tmp_path):
 def test_freeze_layers_cannot_exceed_the_model_layers(tmp_path):
     with pytest.raises(ValueError, match="--freeze_layers=3 but the model has 2 layers"):
         _build(tmp_path, freeze_layers=3)
+
+
+def test_freeze_encoder_and_freeze_layers_exclude_each_other(tmp_path):
+    with pytest.raises(ValueError, match="not both"):
+        _build(tmp_path, freeze_encoder=True, freeze_layers=1)

@@ -49,6 +49,9 @@ class FinetuneOptions(TrainingOptions, EvaluationOptions):
     def validate_evaluation(self):
         """EvaluationOptions' checks and the freezing flags'."""
         super().validate_evaluation()
+        if self.freeze_encoder and self.freeze_layers:
+            raise ValueError("give --freeze_encoder (the whole encoder) or --freeze_layers=N "
+                             "(embeddings and the first N layers), not both")
         if self.freeze_layers < 0:
             raise ValueError(f"--freeze_layers must be >= 0, got {self.freeze_layers}")
         if self.freeze_layers > self.config.num_hidden_layers:
