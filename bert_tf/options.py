@@ -50,6 +50,13 @@ def _default(field):
     return field.default
 
 
+def non_defaults(options, names):
+    """The flags ("--name") of `names` whose value in dataclass instance `options` is not the
+    field's default: the options a command line (or caller) gave."""
+    fields = {f.name: f for f in dataclasses.fields(options)}
+    return [f"--{name}" for name in names if getattr(options, name) != _default(fields[name])]
+
+
 def define_flags(cls, names=None, flag_values=flags.FLAGS):
     """Defines one absl flag per option() field of `cls` (or of `names`), typed by its
     annotation: bool, int, float, str (an enum when the option has choices) or list."""

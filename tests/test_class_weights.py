@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from helpers import shared_path
+from helpers import minilm_dir, shared_path
 
 
 def sst2_labels(limit=2000):
@@ -63,3 +63,42 @@ def test_weighted_loss_is_the_weighted_mean_cross_entropy():
     plain = (unweighted.numerators({"logits": tf.constant(logits)}, features)["classification"]
              / unweighted.denominators(features)["classification"]).numpy()
     assert plain == pytest.approx(per_example.mean(), rel=1e-5)
+
+
+def test_classifier_ignores_class_weights_without_training(tmp_path, caplog):
+    """run_classifier --class_weights=auto --do_eval --do_predict without --do_train: the
+    weights only weigh the training loss, so they are ignored (logged) rather than counted on
+    training labels that are not read. The run records its label list (label_list.txt)."""
+    import keras
+
+    from bert_tf.checkpoints import save_weights
+    from bert_tf.config import BertConfig
+    from bert_tf.jobs.classifier import ClassifierOptions, run
+    from bert_tf.model import BertClassifier, BertEncoder
+    with open(shared_path("data/glue/SST-2/dev.tsv"), encoding="utf-8") as f:
+        rows = list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))[1:13]
+    data = tmp_path / "data"
+    data.mkdir()
+    for split, part in (("train", rows[:8]), ("dev", rows[8:]), ("test", rows[8:])):
+        (data / f"{split}.tsv").write_text("sentence\tlabel\n" + "".join(
+            f"{sentence}\t{label}\n" for sentence, label in part), encoding="utf-8")
+    keras.utils.set_random_seed(3)
+    config = BertConfig.from_preset("L-1_H-32_A-2", vocab_size=30522,
+                                    max_position_embeddings=64)
+    vocab = str(minilm_dir() / "vocab.txt")
+    model = BertClassifier(BertEncoder(config), 2)
+    ids = np.ones((1, 8), np.int32)
+    model({"input_ids": ids, "input_mask": ids, "segment_ids": 0 * ids})
+    checkpoint = save_weights(model, str(tmp_path / "init"), "native", vocab_file=vocab)
+    opts = ClassifierOptions(
+        config=config, vocab_file=vocab, init_checkpoint=checkpoint, task_name="generic",
+        processor_options=dict(text_a_column="sentence", label_column="label"),
+        data_dir=str(data), output_dir=str(tmp_path / "out"), do_eval=True, do_predict=True,
+        class_weights="auto", max_seq_length=32, eval_batch_size=4, predict_batch_size=4)
+    with caplog.at_level("INFO", logger="bert_tf"):
+        result = run(opts, tf.distribute.get_strategy())
+    assert "--class_weights weights the training loss: unused without --do_train" in caplog.text
+    assert 0.0 <= result["eval"]["eval_accuracy"] <= 1.0
+    assert (tmp_path / "out" / "label_list.txt").read_text() == "0\n1\n"
+    predictions = (tmp_path / "out" / "test_predictions.tsv").read_text().splitlines()
+    assert predictions[0] == "index\tprediction" and len(predictions) == 5

@@ -158,3 +158,30 @@ def test_windowed_export_combines_like_the_model(long_docs, tmp_path):
     info = json.loads((tmp_path / "export" / "1" / "assets.extra" / "export_info.json")
                       .read_text())
     assert (info["window_stride"], info["window_pooling"]) == (48, "max")
+
+
+def test_classifier_options_refuse_window_flags_that_cannot_apply(tmp_path):
+    """run_classifier: --window_pooling / --max_windows need --doc_stride; a stride past the
+    window would skip text; XLA would recompile for every batch's window count."""
+    from bert_tf.config import BertConfig
+    from bert_tf.jobs.classifier import ClassifierOptions
+
+    def validate(**kwargs):
+        ClassifierOptions(config=BertConfig.from_preset("L-1_H-32_A-2", vocab_size=30522,
+                                                        max_position_embeddings=128),
+                          vocab_file=str(minilm_dir() / "vocab.txt"), task_name="generic",
+                          data_dir=str(tmp_path), output_dir=str(tmp_path), do_train=True,
+                          max_seq_length=64, **kwargs).validate()
+
+    with pytest.raises(ValueError, match="^--window_pooling applies to --doc_stride windows"):
+        validate(window_pooling="max")
+    with pytest.raises(ValueError, match="^--window_pooling, --max_windows apply to "
+                                         "--doc_stride windows"):
+        validate(window_pooling="max", max_windows=2)
+    with pytest.raises(ValueError, match=r"^--doc_stride=63 is larger than the window of "
+                                         r"--max_seq_length=64 \(62 WordPieces"):
+        validate(doc_stride=63)
+    with pytest.raises(ValueError, match="^--doc_stride with --jit_compile"):
+        validate(doc_stride=32, jit_compile=True)
+    validate(doc_stride=62, window_pooling="max", max_windows=2)
+    validate(jit_compile=True)

@@ -66,6 +66,10 @@ def test_processor_reads_label_sets_and_infers_the_sorted_union(tmp_path):
     assert skipping.last_read.num_skipped == 1
     assert processor.get_test_examples(tmp_path) == [InputExample("test-0", "A test row .")]
     # the separator is a flag; given labels keep their order and are checked on train too
+    # integer labels are sorted as numbers, as the single-label generic task sorts them
+    (tmp_path / "numbers.tsv").write_text("text\ttags\na .\t10,2\nb .\t1\n")
+    numbers = MultiLabelProcessor("text", "tags", train_file="numbers.tsv")
+    assert numbers.get_labels(tmp_path) == ["1", "2", "10"]
     (tmp_path / "semi.tsv").write_text("text\ttags\nx .\tPER;LOC\ny .\tMISC\n")
     given = MultiLabelProcessor("text", "tags", label_separator=";", train_file="semi.tsv",
                                 labels=["PER", "LOC"])
@@ -204,9 +208,36 @@ def test_options_refuse_what_multi_label_cannot_do(tmp_path):
         validate(class_weights="auto")
     with pytest.raises(ValueError, match=r"--multi_label_threshold must be in \(0, 1\)"):
         validate(multi_label_threshold=1.0)
-    with pytest.raises(ValueError, match="apply only with --multi_label"):
+    with pytest.raises(ValueError, match="^--label_separator applies only with --multi_label"):
         validate(multi_label=False, label_separator=";")
+    with pytest.raises(ValueError, match="^--tune_threshold applies only with --multi_label"):
+        validate(multi_label=False, tune_threshold=False)
+    with pytest.raises(ValueError, match="^--multi_label_threshold, --tune_threshold apply only "
+                                         "with --multi_label"):
+        validate(multi_label=False, multi_label_threshold=0.3, tune_threshold=False)
+    validate(multi_label=False)
     validate()
+
+
+def test_decision_threshold_falls_back_to_the_best_weights_threshold(tmp_path):
+    """A run resumed after a preemption loads best/ from an evaluation it did not run itself:
+    prediction and export then use the threshold saved in best/eval_results.txt, not
+    --multi_label_threshold."""
+    from bert_tf.jobs.multilabel import decision_threshold
+    from bert_tf.metrics.results import write_eval_results
+    best = tmp_path / "best"
+    best.mkdir()
+    write_eval_results(str(best / "eval_results.txt"),
+                       {"micro_f1": 0.8, "threshold": 0.35, "global_step": 20})
+    opts = _options(data_dir=str(tmp_path), output_dir=str(tmp_path), do_train=True,
+                    do_predict=True)
+    assert decision_threshold(opts, None) == 0.5                     # nothing to go by
+    assert decision_threshold(opts, {"micro_f1": 0.1}, best_dir=str(best)) == 0.35
+    assert decision_threshold(opts, None, best_dir=str(best)) == 0.35
+    # this run's own evaluation of the weights comes first
+    assert decision_threshold(opts, {"threshold": 0.6}, best_dir=str(best)) == 0.6
+    # best/ without a threshold: --multi_label_threshold
+    assert decision_threshold(opts, None, best_dir=str(tmp_path / "nowhere")) == 0.5
 
 
 @pytest.fixture(scope="module")
@@ -254,6 +285,9 @@ def test_run_writes_multi_label_metrics_and_the_tuned_threshold(conll_sets, conl
     best = read_eval_results(out / "run" / "best" / "eval_results.txt")
     assert best["best_metric"] == "micro_f1" and best["global_step"] == written["global_step"]
     assert best["threshold"] == written["threshold"]
+    # the label list, in class-id order, beside the run's checkpoints and in best/
+    for folder in (out / "run", out / "run" / "best"):
+        assert (folder / "label_list.txt").read_text().splitlines() == LABELS
     history = [json.loads(line) for line in
                (out / "run" / "eval_history.jsonl").read_text().splitlines()]
     assert max(h["micro_f1"] for h in history) == pytest.approx(written["micro_f1"])

@@ -521,6 +521,24 @@ def test_multi_label_export_and_checkpoint_give_the_runs_label_sets(multi_label_
     assert len({tuple(r["labels"]) for r in served}) > 1        # the sets vary by row
 
 
+def test_run_classifier_output_dir_needs_no_labels_flag(multi_label_run):
+    """run_classifier writes label_list.txt (class-id order) to its output_dir: predicting from
+    the output_dir needs no --labels and gives what --labels gives."""
+    run_dir = multi_label_run["run_dir"]
+    assert (multi_label_run["root"] / "run" / "label_list.txt").read_text() == "".join(
+        f"{label}\n" for label in ML_LABELS)
+    texts = support.conll_sentences(6)
+    found = run(PredictOptions(model=run_dir, texts=texts, checkpoint=_multi_label_settings()))
+    given = run(PredictOptions(model=run_dir, texts=texts,
+                               checkpoint=_multi_label_settings(labels=ML_LABELS)))
+    assert len(found) == len(given) == 6
+    for a, b in zip(found, given):
+        assert list(a["probabilities"]) == ML_LABELS
+        np.testing.assert_allclose(list(a["probabilities"].values()),
+                                   list(b["probabilities"].values()), atol=1e-6)
+        assert a["labels"] == b["labels"]
+
+
 def test_multi_label_threshold_flag_and_its_refusals(multi_label_run, classifier):
     """--multi_label_threshold overrides the tuned threshold of a checkpoint (--task=multi_label
     as given); a SavedModel fixed its threshold, a classifier has none."""
@@ -548,9 +566,13 @@ def test_multi_label_threshold_flag_and_its_refusals(multi_label_run, classifier
     with pytest.raises(InputError, match=r"must be in \(0, 1\), got 1.0"):
         run(PredictOptions(model=multi_label_run["run_dir"], texts=texts,
                            checkpoint=CheckpointSettings(multi_label_threshold=1.0)))
-    with pytest.raises(InputError, match=r"give --labels \(4 label names .*sorted label set"):
-        run(PredictOptions(model=multi_label_run["run_dir"], texts=texts,
-                           checkpoint=_multi_label_settings()))
+    bare = multi_label_run["root"] / "without_label_list"        # a run of old: no label list
+    if not bare.exists():
+        shutil.copytree(multi_label_run["run_dir"], bare,
+                        ignore=shutil.ignore_patterns("label_list.txt", "best", "eval"))
+    with pytest.raises(InputError, match=r"give --labels \(4 label names .*sorted label set.*"
+                                         r"or put run_classifier's label_list.txt beside it"):
+        run(PredictOptions(model=str(bare), texts=texts, checkpoint=_multi_label_settings()))
     with pytest.raises(InputError, match="--task=multi_label, but the SavedModel .* classifier"):
         run(PredictOptions(model=classifier["version"], texts=texts, task="multi_label"))
 
@@ -663,6 +685,23 @@ def test_window_flags_are_refused_where_they_do_not_apply(classifier, windowed_e
     with pytest.raises(InputError, match=r"--max_windows must be >= 0 \(0: all\), got -1"):
         run(PredictOptions(model=classifier["checkpoint"], texts=["a"], doc_stride=8,
                            checkpoint=CheckpointSettings(max_windows=-1)))
+
+
+def test_export_options_threshold_is_for_multi_label_only(classifier, tmp_path):
+    """export_savedmodel.py --multi_label_threshold: refused for another task, and checked."""
+    from bert_tf.serving.job import ExportOptions
+
+    def resolve(**kwargs):
+        return ExportOptions(export_dir=str(tmp_path), init_checkpoint=classifier["checkpoint"],
+                             warmup=False, **kwargs).resolve()
+
+    with pytest.raises(ValueError, match="--multi_label_threshold applies to "
+                                         "--task=multi_label, not classifier"):
+        resolve(task="classifier", labels=SST_LABELS, multi_label_threshold=0.3)
+    with pytest.raises(ValueError, match=r"must be in \(0, 1\), got 1.5"):
+        resolve(task="multi_label", labels=SST_LABELS, multi_label_threshold=1.5)
+    assert resolve(task="multi_label", labels=SST_LABELS,
+                   multi_label_threshold=0.3).multi_label_threshold == 0.3
 
 
 def test_export_options_window_rules(classifier, tmp_path):

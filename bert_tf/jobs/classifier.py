@@ -6,7 +6,9 @@ follows google-research/bert: num_train_steps = int(examples / batch * epochs), 
 over warmup_proportion of them, AdamW; evaluation gathers every prediction and computes the
 task's GLUE metrics, per-class precision/recall/F1 and macro F1 (confusion_matrix.tsv beside
 eval_results.txt); prediction writes test_results.tsv and the GLUE submission file with
-exactly one line per test row.
+exactly one line per test row. Classification (and multi-label) runs record their label list in
+class-id order in output_dir/label_list.txt and best/label_list.txt, where bert_tf.predict
+finds it beside the checkpoints.
 """
 
 import dataclasses
@@ -21,7 +23,8 @@ from bert_tf.jobs.common import (build_trainer, check_vocab_size, export_model, 
 from bert_tf.jobs.finetune import (FinetuneOptions, cross_entropy, predict_logits, softmax,
                                    train_steps, train_with_evaluation)
 from bert_tf.metrics.results import write_confusion_matrix
-from bert_tf.options import option
+from bert_tf.options import non_defaults, option
+from bert_tf.serving.names import LABELS_FILE
 from bert_tf.training.class_weights import ClassWeightOptions
 
 logger = logging.getLogger("bert_tf")
@@ -71,9 +74,21 @@ class ClassifierOptions(FinetuneOptions, ClassWeightOptions):
         self.validate_class_weights()
         if self.doc_stride < 0 or self.max_windows < 0:
             raise ValueError("--doc_stride and --max_windows must be >= 0")
-        if self.max_windows and not self.doc_stride:
-            raise ValueError("--max_windows applies to --doc_stride windows")
+        given = non_defaults(self, ("window_pooling", "max_windows"))
+        if given and not self.doc_stride:
+            raise ValueError(f"{', '.join(given)} {'apply' if len(given) > 1 else 'applies'} "
+                             f"to --doc_stride windows: give --doc_stride")
         if self.doc_stride:
+            window = self.max_seq_length - 2        # [CLS] text [SEP]
+            if self.doc_stride > window:
+                raise ValueError(f"--doc_stride={self.doc_stride} is larger than the window of "
+                                 f"--max_seq_length={self.max_seq_length} ({window} WordPieces "
+                                 f"of text): windows would skip text; use --doc_stride <= "
+                                 f"{window}")
+            if self.jit_compile:
+                raise ValueError("--doc_stride with --jit_compile: every batch has its own "
+                                 "number of windows, so XLA would compile the model again for "
+                                 "nearly every batch; leave out --jit_compile")
             if self.feature_cache_dir:
                 raise ValueError("--feature_cache_dir stores truncated features: it cannot be "
                                  "used with --doc_stride windows")
@@ -238,6 +253,21 @@ def write_confusion(output_dir, confusion, labels, suffix=""):
 
 
 # --------------------------------------------------------------------------- the job
+def save_label_list(output_dir, labels):
+    """Writes output_dir/label_list.txt (the labels in class-id order, one per line: what
+    bert_tf.predict reads beside the run's checkpoints). Returns {its name: its text}, the
+    files best/ gets too ({} when a label cannot be written one per line)."""
+    from bert_tf.data.classification.writers import label_list_text
+    try:
+        text = label_list_text(labels)
+    except ValueError as e:
+        logger.warning("no %s (%s): predicting from this run's checkpoints needs --labels",
+                       LABELS_FILE, e)
+        return {}
+    fileio.atomic_write_text(os.path.join(output_dir, LABELS_FILE), text)
+    return {LABELS_FILE: text}
+
+
 def build_model(opts, num_labels):
     from bert_tf.model import BertClassifier, BertEncoder
     return BertClassifier(BertEncoder(opts.config), num_labels,
@@ -245,11 +275,15 @@ def build_model(opts, num_labels):
 
 
 def class_weights(opts, data, train_columns):
-    """The loss weights of --class_weights (None without it), logged."""
+    """The loss weights of --class_weights (None without it, or without training: they only
+    weigh the training loss), logged."""
     if not opts.class_weights:
         return None
     if data.is_regression:
         raise ValueError("--class_weights applies to classification, not regression")
+    if not opts.do_train:
+        logger.info("--class_weights weights the training loss: unused without --do_train")
+        return None
     from bert_tf.training.class_weights import describe, resolve_class_weights
     weights = resolve_class_weights(opts.class_weights, data.labels,
                                     None if train_columns is None else train_columns.label_ids)
@@ -287,6 +321,7 @@ def run(opts, strategy):
                    if label != name}
         if renamed:
             logger.info("labels as they appear in metric names: %s", renamed)
+    best_files = {} if data.is_regression else save_label_list(opts.output_dir, data.labels)
 
     train_columns = None
     steps, warmup = 1, 0
@@ -328,7 +363,7 @@ def run(opts, strategy):
     # the task's primary metric), early stopping, the best weights loaded at the end
     trained = train_with_evaluation(opts, setup, train_fn, steps, warmup, what, "classifier",
                                     evaluate_main, data.info.primary_metric,
-                                    artifacts=confusions)
+                                    artifacts=confusions, best_files=best_files)
     result["train"] = trained.train
     if trained.preempted:
         return result
@@ -360,7 +395,10 @@ def run(opts, strategy):
     kind, multi_label = "regression" if data.is_regression else "classifier", {}
     if opts.multi_label:                 # one threshold for predict and export
         from bert_tf.jobs import multilabel
-        threshold = multilabel.decision_threshold(opts, result["eval"] or evaluated.get(step))
+        # the best weights of an evaluation before a preemption: their threshold is in best/
+        best_dir = trained.keeper.best_dir if trained.loaded_best and trained.keeper else None
+        threshold = multilabel.decision_threshold(opts, result["eval"] or evaluated.get(step),
+                                                  best_dir=best_dir)
         kind, multi_label = "multi_label", {"multi_label_threshold": threshold}
     if opts.do_predict:
         result["predict"] = (multilabel.predict(trainer, inputs, data, threshold)
@@ -373,17 +411,12 @@ def run(opts, strategy):
     return result
 
 
-def _write_predictions(path, indices, cells):
-    fileio.atomic_write_text(path, "index\tprediction\n" + "".join(
-        f"{i}\t{c}\n" for i, c in zip(indices, cells)))
-    return path
-
-
 def predict_tasks(trainer, inputs, data):
     """Predicts the test set of the task and its companions; writes test_results[_<task>].tsv
     and the GLUE submission file (or test_predictions.tsv outside GLUE). Returns the paths."""
     from bert_tf.data.classification import (get_task_info, write_glue_submission,
                                              write_test_results)
+    from bert_tf.data.classification.writers import write_predictions
     opts = inputs.opts
     paths = {}
     tasks = [(None, data.examples("test"))] + _companions_with(data, "test")
@@ -406,7 +439,7 @@ def predict_tasks(trainer, inputs, data):
         else:
             cells = ([f"{v:.6f}" for v in scores] if data.is_regression
                      else [data.labels[i] for i in scores.argmax(axis=-1)])
-            paths["test_predictions.tsv"] = _write_predictions(
+            paths["test_predictions.tsv"] = write_predictions(
                 os.path.join(opts.output_dir, "test_predictions.tsv"), indices, cells)
         logger.info("predictions of %d %s test examples: %s", columns.num_examples, info.name,
                     ", ".join(p for k, p in paths.items()))

@@ -20,18 +20,22 @@ from bert_tf import fileio
 from bert_tf.jobs.finetune import predict_logits
 from bert_tf.metrics import multilabel as metrics
 from bert_tf.metrics.results import read_eval_results
+from bert_tf.options import non_defaults
 
 logger = logging.getLogger("bert_tf")
 
-OPTION_NAMES = ("multi_label", "label_separator", "multi_label_threshold", "tune_threshold")
+# Options that mean something only with --multi_label: given (not their default) without it
+# is an error.
+_ONLY_WITH_MULTI_LABEL = ("label_separator", "multi_label_threshold", "tune_threshold")
 
 
 def validate_options(opts):
     """Raises ValueError naming the flags when --multi_label cannot run as asked."""
     if not opts.multi_label:
-        if opts.label_separator != "," or opts.multi_label_threshold != 0.5:
-            raise ValueError("--label_separator and --multi_label_threshold apply only with "
-                             "--multi_label")
+        given = non_defaults(opts, _ONLY_WITH_MULTI_LABEL)
+        if given:
+            raise ValueError(f"{', '.join(given)} {'apply' if len(given) > 1 else 'applies'} "
+                             f"only with --multi_label")
         return
     if opts.tfds_name:
         raise ValueError("--multi_label reads your own files (--task_name=generic), not "
@@ -102,13 +106,21 @@ def saved_threshold(path):
     return float(value) if isinstance(value, (int, float)) else None
 
 
-def decision_threshold(opts, values=None):
+def decision_threshold(opts, values=None, best_dir=None):
     """The threshold prediction and export use: the `threshold` of this run's evaluation
-    (`values`); else, with --tune_threshold and no training in this run, the one an earlier
-    evaluation wrote to output_dir/eval_results.txt or beside --init_checkpoint; else
-    --multi_label_threshold."""
+    (`values`); else, when the model holds the weights of `best_dir` (output_dir/best/ loaded
+    at the end of training), the one saved with them in best_dir/eval_results.txt (a best step
+    evaluated before a preemption: this run has no values of it); else, with --tune_threshold
+    and no training in this run, the one an earlier evaluation wrote to
+    output_dir/eval_results.txt or beside --init_checkpoint; else --multi_label_threshold."""
     if values and "threshold" in values:
         return float(values["threshold"])
+    if best_dir:
+        found = saved_threshold(best_dir)
+        if found is not None:
+            logger.info("multi-label threshold %.2f: the one of the best weights, in %s", found,
+                        os.path.join(str(best_dir), "eval_results.txt"))
+            return found
     if opts.tune_threshold:
         if not opts.do_train:
             for folder in (opts.output_dir, opts.init_checkpoint):
@@ -132,17 +144,11 @@ def write_probabilities(path, probabilities, labels):
     return str(path)
 
 
-def write_label_sets(path, indices, cells):
-    """test_predictions.tsv: "index<TAB>prediction", one line per test row."""
-    fileio.atomic_write_text(path, "index\tprediction\n" + "".join(
-        f"{i}\t{c}\n" for i, c in zip(indices, cells)))
-    return str(path)
-
-
 def predict(trainer, inputs, data, threshold):
     """Predicts the test set; writes test_results.tsv and test_predictions.tsv (labels with
     probability >= threshold). Returns {file name: path}."""
     from bert_tf.data.classification.multilabel import format_label_set
+    from bert_tf.data.classification.writers import write_predictions
     opts = inputs.opts
     examples = data.examples("test")
     columns = inputs.columns(examples)
@@ -156,7 +162,7 @@ def predict(trainer, inputs, data, threshold):
     selected = metrics.select(probabilities, threshold)
     cells = [format_label_set(row, data.labels, opts.label_separator) for row in selected]
     indices = [e.guid.split("-", 1)[1] for e in examples]
-    paths["test_predictions.tsv"] = write_label_sets(
+    paths["test_predictions.tsv"] = write_predictions(
         os.path.join(out, "test_predictions.tsv"), indices, cells)
     logger.info("predictions of %d %s test examples at threshold %.2f (%.2f labels per row): "
                 "%s", columns.num_examples, data.task, threshold,

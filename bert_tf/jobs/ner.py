@@ -27,11 +27,11 @@ from bert_tf.jobs.common import (arrays_dataset_fn, build_trainer, export_model,
                                  record_eval, start)
 from bert_tf.jobs.finetune import (FileFinetuneOptions, log_softmax, train_steps,
                                    train_with_evaluation)
+from bert_tf.serving.names import LABELS_FILE
 from bert_tf.training.class_weights import ClassWeightOptions
 
 logger = logging.getLogger("bert_tf")
 
-LABELS_FILE = "label_list.txt"
 DEFAULT_METRIC = "f1"            # conlleval's overall entity F1 (NerScores.as_dict)
 
 

@@ -16,6 +16,7 @@ from bert_tf import fileio
 from bert_tf.prediction import inputs as _inputs
 from bert_tf.prediction import loading, tasks
 from bert_tf.prediction.inputs import InputError
+from bert_tf.serving.names import WINDOW_TASKS
 
 logger = logging.getLogger("bert_tf")
 
@@ -84,7 +85,7 @@ def load(opts, rows):
     # Rows are checked for the task's fields before the (slow) build.
     checked = [tasks.row_inputs(task, row) for row in rows]
     text_pair = num_choices = None
-    if task in loading.WINDOW_TASKS and not opts.checkpoint.task_name:
+    if task in WINDOW_TASKS and not opts.checkpoint.task_name:
         text_pair = any(pair is not None for _, pair in checked)
     if task == "multiple_choice":
         num_choices = len(checked[0][1])
@@ -101,7 +102,7 @@ def _check_saved_model_stride(predictor, version):
     if predictor.task == "squad":
         raise InputError(f"--doc_stride: the SavedModel {version} fixed it at export "
                          f"({info.get('doc_stride')})")
-    if predictor.task in loading.WINDOW_TASKS:
+    if predictor.task in WINDOW_TASKS:
         if info.get("window_stride"):
             raise InputError(f"--doc_stride: the SavedModel {version} fixed its windows at "
                              f"export (window_stride {info['window_stride']}, window_pooling "
@@ -119,8 +120,8 @@ def _check_checkpoint_options(opts, task):
     settings = opts.checkpoint
     windows = [f"--{name}" for name in ("window_pooling", "max_windows")
                if getattr(settings, name) is not None]
-    if windows and task not in loading.WINDOW_TASKS:
-        raise InputError(f"{', '.join(windows)}: for {', '.join(loading.WINDOW_TASKS)} "
+    if windows and task not in WINDOW_TASKS:
+        raise InputError(f"{', '.join(windows)}: for {', '.join(WINDOW_TASKS)} "
                          f"checkpoints read with --doc_stride windows, not a {task} model")
     if windows and not opts.doc_stride:
         raise InputError(f"{', '.join(windows)}: apply to --doc_stride windows; give "

@@ -11,7 +11,9 @@ into the same serving module, so both give their predictions from the same code.
     native checkpoint; a HuggingFace config's `architectures`); the model is built as
     export_savedmodel.py builds it (bert_tf.serving.job) and wrapped in the serving module
     bert_tf.serving.export would save (bert_tf.serving.module), whose signature functions are
-    then called in this process.
+    then called in this process. Its labels, unless --labels gives them, come from the
+    label_list.txt run_classifier and run_ner write to output_dir and best/, else from a
+    HuggingFace config's id2label.
 
 A checkpoint of run_classifier --multi_label holds a plain classifier head: it is taken as
 multi_label with --task=multi_label, or when the eval_results.txt beside it records a
@@ -26,18 +28,15 @@ import os
 from bert_tf import fileio
 from bert_tf.prediction.inputs import InputError
 from bert_tf.serving import names
+from bert_tf.serving.names import EXPORT_INFO, LABELS_FILE, WINDOW_TASKS
 
 logger = logging.getLogger("bert_tf")
 
 # What bert_tf.predict can do; the other serving tasks have their own tools.
 PREDICT_TASKS = ("classifier", "regression", "multi_label", "squad", "tagger",
                  "multiple_choice")
-# Tasks whose texts a checkpoint can read in windows (--doc_stride; bert_tf.serving.job).
-WINDOW_TASKS = ("classifier", "regression", "multi_label")
 _OTHER_TOOLS = {"fill_mask": "predict_masked.py", "encoder": "extract_features.py",
                 "pretraining": "predict_masked.py"}
-EXPORT_INFO = "export_info.json"        # bert_tf.serving.exporter.EXPORT_INFO
-LABELS_FILE = "label_list.txt"          # run_ner's label list (bert_tf.jobs.ner.LABELS_FILE)
 # HuggingFace architectures -> task
 _HF_ARCHITECTURES = {"BertForSequenceClassification": "classifier",
                      "BertForTokenClassification": "tagger",
@@ -87,9 +86,6 @@ class Predictor:
         self.source = source
         self._signatures = signatures
         self._order = order          # in-memory functions: positional input names
-
-    def has(self, signature):
-        return signature in self._signatures
 
     def call(self, signature, inputs):
         import tensorflow as tf
@@ -317,9 +313,11 @@ def resolve_checkpoint(path, task, settings):
         elif fmt == "hf":
             labels = _hf_labels(location, units)
         if not labels:
-            instead = {"classifier": " or --task_name",
-                       "multi_label": " (the run's --labels, else the sorted label set of its "
-                                      "training file)",
+            instead = {"classifier": f" or --task_name, or put run_classifier's {LABELS_FILE} "
+                                     f"beside it",
+                       "multi_label": f" (the run's --labels, else the sorted label set of its "
+                                      f"training file), or put run_classifier's {LABELS_FILE} "
+                                      f"beside it",
                        "tagger": f" or put run_ner's {LABELS_FILE} beside it"}[task]
             raise InputError(f"{where}: give --labels ({units or 'its'} label names in class-id "
                              f"order, comma-separated){instead}: the checkpoint does not "

@@ -27,7 +27,6 @@ from bert_tf.tokenization import vocab as _vocab
 
 logger = logging.getLogger("bert_tf")
 
-EXPORT_INFO = "export_info.json"
 # precision -> Keras dtype policy of the exported model (None: the model's own).
 # bf16 stores the weights in bfloat16 too: "mixed_bfloat16" would cast every float32 variable
 # on every call, which made single requests slower than fp32. LayerNorm and the attention
@@ -203,7 +202,7 @@ def export(model, task, export_dir, vocab_file, do_lower_case, seq_length, label
                     jit_compile=bool(jit_compile), length_buckets=buckets,
                     tensorflow=tf.__version__)
         os.makedirs(extra, exist_ok=True)
-        fileio.atomic_write_text(os.path.join(extra, EXPORT_INFO),
+        fileio.atomic_write_text(os.path.join(extra, names.EXPORT_INFO),
                                  json.dumps(info, indent=2) + "\n")
     path = os.path.join(export_dir, str(version))
     logger.info("exported %s in %.1fs", path, time.time() - started)

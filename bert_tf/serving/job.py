@@ -11,14 +11,12 @@ import logging
 import os
 
 from bert_tf.config import BertConfig
-from bert_tf.serving.names import TASKS
+from bert_tf.serving.names import TASKS, WINDOW_TASKS
 
 logger = logging.getLogger("bert_tf")
 
 # GLUE tasks with one text per example; every other named task classifies pairs.
 SINGLE_TEXT_TASKS = ("cola", "sst-2")
-# Tasks whose serving_default can read long texts in windows (--doc_stride).
-WINDOW_TASKS = ("classifier", "regression", "multi_label")
 
 
 @dataclasses.dataclass
@@ -88,6 +86,13 @@ class ExportOptions:
             raise ValueError(f"--window_pooling and --max_windows apply to tasks "
                              f"{', '.join(WINDOW_TASKS)} (with --doc_stride), not {opts.task}")
         opts.text_pair = bool(opts.text_pair)
+        if opts.multi_label_threshold is not None:
+            if opts.task != "multi_label":
+                raise ValueError(f"--multi_label_threshold applies to --task=multi_label, not "
+                                 f"{opts.task}")
+            if not 0.0 < opts.multi_label_threshold < 1.0:
+                raise ValueError(f"--multi_label_threshold must be in (0, 1), got "
+                                 f"{opts.multi_label_threshold}")
         if opts.task == "multi_label" and opts.multi_label_threshold is None:
             from bert_tf.jobs.multilabel import saved_threshold
             opts.multi_label_threshold = saved_threshold(opts.init_checkpoint)

@@ -15,3 +15,10 @@ UNIQUE_IDS = "unique_ids"  # run_squad's per-window id, passed through by serve_
 VOCAB_ASSET = "vocab.txt"
 WARMUP_FILE = "tf_serving_warmup_requests"
 ASSETS_EXTRA = "assets.extra"
+EXPORT_INFO = "export_info.json"      # in ASSETS_EXTRA: the task, labels, lengths, ...
+LABELS_FILE = "label_list.txt"        # a run's label list, one per line in class-id order
+                                      # (run_ner, run_classifier; beside its checkpoints)
+
+# Tasks whose texts can be read in long-text windows (run_classifier --doc_stride; an export's
+# or a checkpoint's --doc_stride, --window_pooling, --max_windows).
+WINDOW_TASKS = ("classifier", "regression", "multi_label")

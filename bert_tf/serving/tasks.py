@@ -4,15 +4,15 @@ A ServingTask turns raw strings into BERT features (in-graph tokenization, exact
 FullTokenizer's) and model outputs into the outputs clients read. It is a tf.Module so the
 SavedModel tracks its tokenizer (vocabulary asset, id -> token table) and the model.
 
-Tasks ("kind"): classifier, regression, tagger, encoder here; squad, multiple_choice and
-fill_mask in their own modules. All outputs are float32, int32, int64, bool or string; offsets
-are byte offsets into the UTF-8 request strings, [start, end), -1 where a position has no text
-([CLS], [SEP], padding).
+Tasks ("kind"): classifier, regression, tagger, encoder here; squad, multiple_choice,
+multi_label and fill_mask in their own modules. All outputs are float32, int32, int64, bool or
+string; offsets are byte offsets into the UTF-8 request strings, [start, end), -1 where a
+position has no text ([CLS], [SEP], padding).
 """
 
 import tensorflow as tf
 
-from bert_tf.serving.names import TASKS
+from bert_tf.serving.names import TASKS, WINDOW_TASKS
 from bert_tf.tokenization import packing, vocab as _vocab
 
 
@@ -277,8 +277,9 @@ def make_task(kind, model, vocab_tokens, lower_case, seq_length, labels=None, te
                          f"got {type(model).__name__}")
     if num_choices is not None and kind != "multiple_choice":
         raise ValueError(f"num_choices applies to task 'multiple_choice' only, not {kind!r}")
-    if window_stride and kind not in ("classifier", "regression", "multi_label"):
-        raise ValueError(f"window_stride applies to tasks classifier and regression, not {kind!r}")
+    if window_stride and kind not in WINDOW_TASKS:
+        raise ValueError(f"window_stride applies to tasks {', '.join(WINDOW_TASKS)}, not "
+                         f"{kind!r}")
     if kind == "multiple_choice":
         from bert_tf.serving.multiple_choice import MultipleChoiceTask
         return MultipleChoiceTask(model, vocab_tokens, lower_case, seq_length, num_choices)

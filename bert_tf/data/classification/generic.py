@@ -28,9 +28,11 @@ def _column(value, has_header, fmt, role):
     return value
 
 
-def _sorted_labels(labels):
+def sorted_labels(labels):
+    """`labels` sorted: numerically when every label is an integer (equal numbers such as "1"
+    and "01" then as strings, so the order never depends on the input's), else as strings."""
     try:
-        return sorted(labels, key=int)
+        return sorted(labels, key=lambda label: (int(label), label))
     except ValueError:
         return sorted(labels)
 
@@ -85,7 +87,7 @@ class GenericProcessor(DataProcessor):
     def get_train_examples(self, data_dir):
         examples = self._read_split(data_dir, "train")
         if self._labels is None and not self._is_regression:
-            labels = _sorted_labels({example.label for example in examples})
+            labels = sorted_labels({example.label for example in examples})
             if len(labels) < 2:
                 raise DataFormatError(self.last_read.path, 1,
                                       f"need at least 2 distinct labels to infer the label "

@@ -4,7 +4,8 @@ labels, possibly empty.
 The generic task's label column holds the labels joined by a separator ("PER,LOC" with the
 default ","; spaces around each label are stripped, a label repeated counts once); an empty cell
 means "no label". A JSONL label may also be a list of strings (or null for none). Every label
-must be in the label list: given (--labels), else the sorted union of the training labels; a
+must be in the label list: given (--labels), else the sorted union of the training labels
+(numerically when every label is an integer, as the single-label generic task sorts them); a
 row with an unknown label stops the read with the file and line (or is skipped and counted with
 --skip_bad_rows). An example's label is a tuple of label strings in file order; test rows have
 label None.
@@ -18,7 +19,7 @@ import dataclasses
 import numpy as np
 
 from bert_tf.data.classification.examples import DataFormatError
-from bert_tf.data.classification.generic import GenericProcessor
+from bert_tf.data.classification.generic import GenericProcessor, sorted_labels
 from bert_tf.data.classification.pipeline import ExampleColumns
 from bert_tf.data.classification.processor import read_examples
 from bert_tf.data.classification.tasks import TaskInfo
@@ -109,7 +110,7 @@ class MultiLabelProcessor(GenericProcessor):
     def get_train_examples(self, data_dir):
         examples = self._read_split(data_dir, "train")
         if self._labels is None:
-            labels = sorted({label for example in examples for label in example.label})
+            labels = sorted_labels({label for example in examples for label in example.label})
             if not labels:
                 raise DataFormatError(self.last_read.path, 1,
                                       "no labels at all in the label column: cannot infer the "

@@ -4,6 +4,10 @@
                      probabilities in label order (one score per line for regression)
   <GLUE name>.tsv    GLUE server submission: header "index\\tprediction", then the test row's
                      index and its label string (a float for STS-B)
+  test_predictions.tsv  outside GLUE, the same layout: the test row's index and its label
+                     (a float for regression; the label set of a multi-label row)
+  label_list.txt     the label list in class-id order, one label per line (bert_tf.predict
+                     reads it beside a checkpoint)
   eval_results.txt   google-research/bert's "key = value" lines, keys sorted
 """
 
@@ -78,7 +82,23 @@ def write_glue_submission(output_dir, task_name, predictions, num_examples=None,
     indices = range(len(cells)) if indices is None else list(indices)
     if len(indices) != len(cells):
         raise ValueError(f"{len(indices)} indices for {len(cells)} predictions")
-    lines = ["index\tprediction\n"]
-    lines += [f"{index}\t{cell}\n" for index, cell in zip(indices, cells)]
-    fileio.atomic_write_text(path, "".join(lines))
-    return path
+    return write_predictions(path, indices, cells)
+
+
+def write_predictions(path, indices, cells):
+    """Writes "index<TAB>prediction" then one line per test row (its index and prediction
+    cell); returns the path."""
+    fileio.atomic_write_text(path, "index\tprediction\n" + "".join(
+        f"{index}\t{cell}\n" for index, cell in zip(indices, cells)))
+    return str(path)
+
+
+def label_list_text(labels):
+    """label_list.txt's text: one label per line, in class-id order. Raises ValueError for a
+    label the file cannot give back as it is (empty, surrounding spaces, a line break)."""
+    labels = [str(label) for label in labels]
+    bad = [label for label in labels if not label or label != label.strip()
+           or len(label.splitlines()) != 1]
+    if bad:
+        raise ValueError(f"labels {bad} cannot be written one per line")
+    return "".join(f"{label}\n" for label in labels)
