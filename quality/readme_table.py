@@ -2,7 +2,8 @@
 """Re-runs the bert_tf side of the README quality table at the checked-out commit and appends
 one JSON line per row (commit, row, metrics, seconds) to quality/results/readme_table.jsonl.
 
-Rows: MRPC and STS-B (quality/classifier_glue.sh, seed 42), the CoNLL-2003 subset
+Rows: MRPC and STS-B (quality/classifier_glue.sh --optimizer=adamw_torch, seed 42: the
+recipe of quality/results/classifier.md), the CoNLL-2003 subset
 (quality/ner_quality.py --only ours) and SWAG (quality/swag_quality.py). The SQuAD rows take
 hours on 2 cores and are not part of this run. Rows already in the file for this commit are
 skipped, so an interrupted run resumes.
@@ -37,8 +38,8 @@ def read_eval(path):
 def glue(task, work):
     out = os.path.join(work, f"ours_{task.lower()}")
     subprocess.run(["rm", "-rf", out], check=True)
-    subprocess.run(["bash", "quality/classifier_glue.sh", task, out], cwd=REPO, check=True,
-                   capture_output=True)
+    subprocess.run(["bash", "quality/classifier_glue.sh", task, out, "--optimizer=adamw_torch"],
+                   cwd=REPO, check=True, capture_output=True)
     return read_eval(os.path.join(out, "eval_results.txt"))
 
 
