@@ -28,6 +28,8 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(REPO, "..", "shared")
 sys.path.insert(0, os.path.join(REPO, "quality"))
+sys.path.insert(0, REPO)
+from bert_tf.metrics.results import read_eval_results  # noqa: E402
 
 COMMON = ["--task_name=generic", "--text_a_column=text", "--label_column=label",
           "--do_train", "--do_eval", "--eval_batch_size=32", "--warmup_proportion=0.1",
@@ -78,18 +80,6 @@ def build_imbalanced_sst2(out_dir, positives=4000, negatives=400, seed=0):
     write_tsv(os.path.join(out_dir, "dev.tsv"), [(r[0], r[1]) for r in read("dev")])
 
 
-def read_eval(path):
-    values = {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            key, _, value = line.partition(" = ")
-            try:
-                values[key.strip()] = float(value)
-            except ValueError:
-                values[key.strip()] = value.strip()
-    return values
-
-
 def done_runs(path, head):
     if not os.path.exists(path):
         return set()
@@ -138,7 +128,7 @@ def main():
             if proc.returncode:
                 sys.stderr.write(proc.stderr[-4000:])
                 raise SystemExit(f"{variant} seed {seed} failed (rc {proc.returncode})")
-            values = read_eval(os.path.join(out, "eval_results.txt"))
+            values = read_eval_results(os.path.join(out, "eval_results.txt"))
             row = {"commit": head, "experiment": args.experiment, "variant": variant,
                    "seed": seed, "flags": flags, "metric": spec["metric"],
                    "value": values[spec["metric"]], "eval": values,

@@ -21,18 +21,8 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(REPO, "quality", "results", "readme_table.jsonl")
-
-
-def read_eval(path):
-    values = {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            key, _, value = line.partition(" = ")
-            try:
-                values[key.strip()] = float(value)
-            except ValueError:
-                pass
-    return values
+sys.path.insert(0, REPO)
+from bert_tf.metrics.results import read_eval_results  # noqa: E402
 
 
 def glue(task, work):
@@ -40,7 +30,7 @@ def glue(task, work):
     subprocess.run(["rm", "-rf", out], check=True)
     subprocess.run(["bash", "quality/classifier_glue.sh", task, out, "--optimizer=adamw_torch"],
                    cwd=REPO, check=True, capture_output=True)
-    return read_eval(os.path.join(out, "eval_results.txt"))
+    return read_eval_results(os.path.join(out, "eval_results.txt"))
 
 
 def last_json(command):
