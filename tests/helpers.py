@@ -42,6 +42,14 @@ def minilm_dir():
     return path
 
 
+def conll_head(src, dst, blocks):
+    """dst (a Path) holding the first `blocks` blank-line-separated blocks of the CoNLL file
+    src (sentences, and the -DOCSTART- lines among them); returns its path as a string."""
+    parts = open(src, encoding="utf-8").read().split("\n\n")
+    dst.write_text("\n\n".join(parts[:blocks]) + "\n\n", encoding="utf-8")
+    return str(dst)
+
+
 def pretraining_features(n=16, seq=16, vocab=50):
     """n fixed pre-training examples (5 masked positions, random NSP labels) as numpy arrays."""
     rng = np.random.default_rng(0)

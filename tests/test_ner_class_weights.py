@@ -12,7 +12,7 @@ import tensorflow as tf
 
 from bert_tf import BertConfig
 from bert_tf.tasks.tagging import TaggingTask
-from helpers import REPO, shared_path
+from helpers import REPO, conll_head, shared_path
 
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(REPO))
 
@@ -51,17 +51,11 @@ def test_class_weights_give_the_weighted_mean_of_the_counted_tokens():
     assert _task_loss(TaggingTask(weights), logits, empty) == 0.0
 
 
-def _conll_head(src, dst, sentences):
-    blocks = open(src, encoding="utf-8").read().split("\n\n")
-    dst.write_text("\n\n".join(blocks[:sentences]) + "\n\n", encoding="utf-8")
-    return str(dst)
-
-
 def test_auto_weights_count_each_word_once_on_real_sentences(tmp_path):
     from bert_tf.data.ner import read_conll
     from bert_tf.jobs.common import load_tokenizer
     from bert_tf.jobs.ner import NerData, NerOptions, class_weights, resolve_labels
-    train = _conll_head(shared_path("data/conll2003/eng.train"), tmp_path / "train.txt", 150)
+    train = conll_head(shared_path("data/conll2003/eng.train"), tmp_path / "train.txt", 150)
     opts = NerOptions(config=BertConfig.from_preset("L-1_H-32_A-2", vocab_size=30522),
                       output_dir=str(tmp_path / "out"), train_file=train, do_train=True,
                       vocab_file=str(shared_path("data/reference/vocab.txt")),
@@ -79,7 +73,7 @@ def test_auto_weights_count_each_word_once_on_real_sentences(tmp_path):
 
 
 def test_run_ner_takes_the_class_weights_flag(tmp_path):
-    train = _conll_head(shared_path("data/conll2003/eng.train"), tmp_path / "train.txt", 40)
+    train = conll_head(shared_path("data/conll2003/eng.train"), tmp_path / "train.txt", 40)
     config = tmp_path / "bert_config.json"
     BertConfig.from_preset("L-1_H-32_A-2", vocab_size=30522,
                            max_position_embeddings=64).to_json_file(str(config))

@@ -16,7 +16,7 @@ import tensorflow as tf
 
 from bert_tf import BertConfig
 from bert_tf.metrics.results import read_eval_results
-from helpers import REPO, minilm_dir, shared_path
+from helpers import REPO, conll_head, minilm_dir, shared_path
 
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(REPO))
 STRATEGY = tf.distribute.get_strategy
@@ -138,16 +138,10 @@ def test_sigterm_during_an_evaluation_saves_that_step(tmp_path):
 
 
 # --------------------------------------------------------------------------- runners
-def _conll_head(src, dst, sentences):
-    blocks = open(src, encoding="utf-8").read().split("\n\n")
-    dst.write_text("\n\n".join(blocks[:sentences]) + "\n\n", encoding="utf-8")
-    return str(dst)
-
-
 def test_run_ner_keeps_the_best_entity_f1_and_evaluates_it_at_the_end(tmp_path):
     from bert_tf.jobs.ner import NerOptions, run
-    train = _conll_head(shared_path("data/conll2003/eng.train"), tmp_path / "train.txt", 120)
-    dev = _conll_head(shared_path("data/conll2003/eng.testa"), tmp_path / "dev.txt", 60)
+    train = conll_head(shared_path("data/conll2003/eng.train"), tmp_path / "train.txt", 120)
+    dev = conll_head(shared_path("data/conll2003/eng.testa"), tmp_path / "dev.txt", 60)
     vocab = str(shared_path("data/reference/vocab.txt"))
     config = BertConfig.from_preset("L-1_H-64_A-2", vocab_size=30522, max_position_embeddings=64)
     keras.utils.set_random_seed(1)

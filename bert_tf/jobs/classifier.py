@@ -17,14 +17,12 @@ import os
 
 import numpy as np
 
-from bert_tf import fileio
 from bert_tf.jobs.common import (build_trainer, check_vocab_size, export_model, record_eval,
-                                 start)
+                                 save_label_list, start)
 from bert_tf.jobs.finetune import (FinetuneOptions, cross_entropy, predict_logits, softmax,
                                    train_steps, train_with_evaluation)
 from bert_tf.metrics.results import write_confusion_matrix
 from bert_tf.options import non_defaults, option
-from bert_tf.serving.names import LABELS_FILE
 from bert_tf.training.class_weights import ClassWeightOptions
 
 logger = logging.getLogger("bert_tf")
@@ -253,21 +251,6 @@ def write_confusion(output_dir, confusion, labels, suffix=""):
 
 
 # --------------------------------------------------------------------------- the job
-def save_label_list(output_dir, labels):
-    """Writes output_dir/label_list.txt (the labels in class-id order, one per line: what
-    bert_tf.predict reads beside the run's checkpoints). Returns {its name: its text}, the
-    files best/ gets too ({} when a label cannot be written one per line)."""
-    from bert_tf.data.classification.writers import label_list_text
-    try:
-        text = label_list_text(labels)
-    except ValueError as e:
-        logger.warning("no %s (%s): predicting from this run's checkpoints needs --labels",
-                       LABELS_FILE, e)
-        return {}
-    fileio.atomic_write_text(os.path.join(output_dir, LABELS_FILE), text)
-    return {LABELS_FILE: text}
-
-
 def build_model(opts, num_labels):
     from bert_tf.model import BertClassifier, BertEncoder
     return BertClassifier(BertEncoder(opts.config), num_labels,

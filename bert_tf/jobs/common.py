@@ -250,6 +250,22 @@ def arrays_dataset_fn(arrays, global_batch_size, is_training, seed=None):
 
 
 # --------------------------------------------------------------------------- results
+def save_label_list(output_dir, labels):
+    """Writes output_dir/label_list.txt (the labels in class-id order, one per line: what
+    bert_tf.predict and a rerun read beside the run's checkpoints). Returns {its name: its
+    text}, the files best/ gets too ({} when a label cannot be written one per line)."""
+    from bert_tf.data.classification.writers import label_list_text
+    from bert_tf.serving.names import LABELS_FILE
+    try:
+        text = label_list_text(labels)
+    except ValueError as e:
+        logger.warning("no %s (%s): predicting from this run's checkpoints needs --labels",
+                       LABELS_FILE, e)
+        return {}
+    fileio.atomic_write_text(os.path.join(output_dir, LABELS_FILE), text)
+    return {LABELS_FILE: text}
+
+
 def write_eval_summary(output_dir, step, values, subdir="eval"):
     """Eval metrics to TensorBoard (output_dir/eval)."""
     import tensorflow as tf

@@ -24,7 +24,7 @@ import numpy as np
 
 from bert_tf import fileio
 from bert_tf.jobs.common import (arrays_dataset_fn, build_trainer, export_model, load_tokenizer,
-                                 record_eval, start)
+                                 record_eval, save_label_list, start)
 from bert_tf.jobs.finetune import (FileFinetuneOptions, log_softmax, train_steps,
                                    train_with_evaluation)
 from bert_tf.serving.names import LABELS_FILE
@@ -55,18 +55,14 @@ class NerOptions(FileFinetuneOptions, ClassWeightOptions):
 
 
 # --------------------------------------------------------------------------- labels
-def _read_label_file(path):
-    with fileio.open_binary(path) as f:
-        return [line.strip() for line in f.read().decode("utf-8").splitlines() if line.strip()]
-
-
 def resolve_labels(opts, train):
     """The tagger's label list: --labels, else output_dir/label_list.txt (a previous run), else
     the BIO labels of the training file's entity types. A training file with types the list
     lacks is an error."""
     from bert_tf.data.ner import bio_labels, entity_types, split_tag
     saved_path = os.path.join(opts.output_dir, LABELS_FILE)
-    saved = _read_label_file(saved_path) if fileio.exists(saved_path) else None
+    from bert_tf.data.classification.writers import read_label_list
+    saved = read_label_list(saved_path) if fileio.exists(saved_path) else None
     if opts.labels:
         labels = list(opts.labels)
         for label in labels:
@@ -233,8 +229,7 @@ def run(opts, strategy):
     tokenizer = load_tokenizer(opts)
     train_conll = read_conll(opts.train_file, require_labels=True) if opts.do_train else None
     labels = resolve_labels(opts, train_conll)
-    fileio.atomic_write_text(os.path.join(opts.output_dir, LABELS_FILE),
-                             "".join(f"{label}\n" for label in labels))
+    label_files = save_label_list(opts.output_dir, labels)
     logger.info("labels (%d): %s", len(labels), " ".join(labels))
 
     steps, warmup, train_fn, what, weights = 1, 0, None, None, None
@@ -262,8 +257,7 @@ def run(opts, strategy):
 
     trained = train_with_evaluation(opts, setup, train_fn, steps, warmup, what, "tagging",
                                     evaluate_dev, DEFAULT_METRIC, artifacts=outputs,
-                                    best_files={LABELS_FILE: "".join(f"{label}\n"
-                                                                     for label in labels)})
+                                    best_files=label_files)
     result["train"] = trained.train
     if trained.preempted:
         return result

@@ -241,11 +241,6 @@ def _beside(path, name):
     return candidate if fileio.exists(candidate) else None
 
 
-def _read_labels(path):
-    with fileio.open_binary(path) as f:
-        return [line.strip() for line in f.read().decode("utf-8").splitlines() if line.strip()]
-
-
 def resolve_checkpoint(path, task, settings):
     """export_savedmodel.py's ExportOptions for the checkpoint at `path`, with the task (from
     --task / --task_name, else the checkpoint's head), config, vocabulary and labels found
@@ -308,7 +303,8 @@ def resolve_checkpoint(path, task, settings):
     if task in ("classifier", "multi_label", "tagger") and not labels and not settings.task_name:
         saved = _beside(path, LABELS_FILE)
         if saved:
-            labels = _read_labels(saved)
+            from bert_tf.data.classification.writers import read_label_list
+            labels = read_label_list(saved)
             logger.info("labels from %s: %s", saved, " ".join(labels))
         elif fmt == "hf":
             labels = _hf_labels(location, units)

@@ -102,3 +102,9 @@ def label_list_text(labels):
     if bad:
         raise ValueError(f"labels {bad} cannot be written one per line")
     return "".join(f"{label}\n" for label in labels)
+
+
+def read_label_list(path):
+    """The labels of a label_list.txt, in class-id order."""
+    with fileio.open_binary(path) as f:
+        return [line.strip() for line in f.read().decode("utf-8").splitlines() if line.strip()]
