@@ -38,7 +38,7 @@ COMMON = ["--task_name=generic", "--text_a_column=text", "--label_column=label",
 EXPERIMENTS = {
     "long_text": {
         "flags": ["--max_seq_length=64", "--train_batch_size=16", "--learning_rate=5e-5",
-                  "--num_train_epochs=3"],
+                  "--num_train_epochs=3", "--optimizer=adamw_torch"],
         "variants": {"truncate": [],
                      "windows_mean": ["--doc_stride=32", "--window_pooling=mean"],
                      "windows_max": ["--doc_stride=32", "--window_pooling=max"]},

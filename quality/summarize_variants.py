@@ -16,9 +16,12 @@ def main():
     parser.add_argument("results")
     parser.add_argument("--baseline", required=True)
     parser.add_argument("--keys", default="", help="more eval keys to average, comma-separated")
+    parser.add_argument("--commit", default="",
+                        help="only rows run at commits starting with this (default: all)")
     args = parser.parse_args()
     with open(args.results, encoding="utf-8") as f:
         rows = [json.loads(line) for line in f if line.strip()]
+    rows = [row for row in rows if row["commit"].startswith(args.commit)]
     by_variant = collections.defaultdict(dict)
     for row in rows:
         by_variant[row["variant"]][row["seed"]] = row
