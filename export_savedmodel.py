@@ -21,6 +21,7 @@ from absl import flags
 
 from bert_tf import cli
 from bert_tf import flags as common
+from bert_tf.jobs.common import EXPORT_HELP
 from bert_tf.serving.names import TASKS
 
 FLAGS = flags.FLAGS
@@ -68,8 +69,8 @@ flags.DEFINE_bool("include_special_tokens", False,
                   "fill_mask: also rank [PAD], [CLS], [SEP], [MASK], [UNK] and [unusedN].")
 flags.DEFINE_integer("version", None, "Version number (default: the next free one).")
 flags.DEFINE_bool("warmup", True, "Write assets.extra/tf_serving_warmup_requests.")
-flags.DEFINE_enum("precision", None, ["fp32", "bf16"], common.EXPORT_HELP["precision"])
-flags.DEFINE_bool("jit_compile", False, common.EXPORT_HELP["jit_compile"])
+flags.DEFINE_enum("precision", None, ["fp32", "bf16"], EXPORT_HELP["precision"])
+flags.DEFINE_bool("jit_compile", False, EXPORT_HELP["jit_compile"])
 flags.DEFINE_bool("text_signatures", True,
                   "Include serving_default (raw text; needs two TensorFlow Text ops, present "
                   "in stock tensorflow_model_server). --notext_signatures exports only "

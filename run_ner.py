@@ -18,41 +18,20 @@ from absl import flags
 
 from bert_tf import cli
 from bert_tf import flags as common
-from bert_tf.options import define_flags, flag_values
-from bert_tf.training.class_weights import ClassWeightOptions
+from bert_tf.jobs.ner import NerOptions
 
 FLAGS = flags.FLAGS
 
-common.define_finetune_flags(
-    helps={"max_seq_length": "WordPieces per window including [CLS] and [SEP]; longer inputs "
-                             "are split into overlapping windows.",
-           "do_eval": "Whether to run eval on --eval_file.",
-           "do_predict": "Whether to tag --predict_file."})
-flags.DEFINE_string("train_file", None, "CoNLL file to train on (word first, tag last).")
-flags.DEFINE_string("eval_file", None, "Tagged CoNLL file to evaluate on (--do_eval).")
-flags.DEFINE_string("predict_file", None,
-                    "CoNLL file to tag (--do_predict); words only, or with tags to be scored.")
-flags.DEFINE_integer("doc_stride", 64,
-                     "How far (in WordPieces, at most) each window starts after the previous "
-                     "one when an input is split (>= max_seq_length - 2: no overlap).")
-flags.DEFINE_enum("context", "sentence", ["sentence", "document"],
-                  "What one input holds: a sentence, or a whole -DOCSTART- document (the "
-                  "paper's document context).")
-flags.DEFINE_list("labels", None,
-                  "The label list in the model's output order (default: from output_dir or "
-                  "the training file: O, then B-/I- of each type in sorted order).")
-define_flags(ClassWeightOptions)
+common.define_job_flags(NerOptions)
 
 
 def main(argv):
     del argv
     from bert_tf.jobs.common import summary_lines
-    from bert_tf.jobs.ner import NerOptions, run
+    from bert_tf.jobs.ner import run
     common.setup_logging(FLAGS.output_dir)
-    opts = NerOptions(**common.finetune_options(
-        "train_file", "eval_file", "predict_file", "doc_stride", "context", "labels"),
-        **flag_values(ClassWeightOptions))
-    result = run(opts, common.runtime_from_flags())
+    opts = common.job_options(NerOptions)
+    result = run(opts, opts.start_runtime())
     print("\n".join(summary_lines(result, ("precision", "recall", "f1", "accuracy", "loss"),
                                   lambda predicted: predicted["predictions"])))
 

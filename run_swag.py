@@ -15,37 +15,20 @@ from absl import flags
 
 from bert_tf import cli
 from bert_tf import flags as common
+from bert_tf.jobs.swag import SwagOptions
 
 FLAGS = flags.FLAGS
 
-common.define_finetune_flags(
-    train_batch_size=16, learning_rate=2e-5,
-    helps={"max_seq_length": "Maximum length of each (context, ending) pair after WordPiece "
-                             "tokenization; longer pairs are truncated.",
-           "do_eval": "Whether to run eval on --eval_file.",
-           "do_predict": "Whether to predict --predict_file.",
-           "train_batch_size": "Total batch size for training (examples)."})
-flags.DEFINE_string("train_file", None, "SWAG csv to train on (either layout, labelled).")
-flags.DEFINE_string("eval_file", None, "Labelled SWAG csv to evaluate on (--do_eval).")
-flags.DEFINE_string("predict_file", None, "SWAG csv to predict (--do_predict), e.g. test.csv.")
-flags.DEFINE_integer("num_choices", 4,
-                     "train_full.csv layout: the gold ending plus this many - 1 distractors "
-                     "(2-5). The train.csv layout always has 4.")
-flags.DEFINE_integer("max_train_examples", 0, "Use only the first N training rows (0: all).")
-flags.DEFINE_integer("max_eval_examples", 0, "Use only the first N eval rows (0: all).")
-flags.DEFINE_bool("skip_bad_rows", False,
-                  "Skip malformed rows (and count them) instead of stopping at the first.")
+common.define_job_flags(SwagOptions)
 
 
 def main(argv):
     del argv
     from bert_tf.jobs.common import summary_lines
-    from bert_tf.jobs.swag import SwagOptions, run
+    from bert_tf.jobs.swag import run
     common.setup_logging(FLAGS.output_dir)
-    opts = SwagOptions(**common.finetune_options(
-        "train_file", "eval_file", "predict_file", "num_choices", "max_train_examples",
-        "max_eval_examples", "skip_bad_rows"))
-    result = run(opts, common.runtime_from_flags())
+    opts = common.job_options(SwagOptions)
+    result = run(opts, opts.start_runtime())
     print("\n".join(summary_lines(result, ("eval_accuracy", "eval_loss"), str)))
 
 

@@ -1,7 +1,8 @@
 """Options declared once: a dataclass field made with `option()` carries its flag help (and
 choices), `define_flags` turns such fields into absl flags, and `flag_values` reads them back as
 the dataclass's keyword arguments. The runner, its --help and the library's defaults cannot
-drift apart.
+drift apart. A subclass that declares a field again (another default or help) changes that
+runner's flag only; a field declared again without option() is not a flag.
 
     @dataclasses.dataclass(kw_only=True)
     class EvalOptions:
@@ -16,12 +17,17 @@ import typing
 
 from absl import flags
 
-_HELP, _CHOICES = "bert_tf_help", "bert_tf_choices"
+_HELP, _CHOICES, _FLAG_DEFAULT = "bert_tf_help", "bert_tf_choices", "bert_tf_flag_default"
 
 
-def option(default, help, *, choices=None):
-    """A dataclass field that is also a command-line flag (list defaults are copied)."""
-    metadata = {_HELP: help, _CHOICES: tuple(choices) if choices else None}
+def option(default, help, *, choices=None, required=False):
+    """A dataclass field that is also a command-line flag (list defaults are copied).
+    required=True: the dataclass needs the value (no default), the flag's default is
+    `default` (the job's validation names what is missing)."""
+    metadata = {_HELP: help, _CHOICES: tuple(choices) if choices else None,
+                _FLAG_DEFAULT: default}
+    if required:
+        return dataclasses.field(metadata=metadata)
     if isinstance(default, list):
         return dataclasses.field(default_factory=lambda: list(default), metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)
@@ -47,6 +53,8 @@ def _base_type(annotation):
 def _default(field):
     if field.default_factory is not dataclasses.MISSING:
         return field.default_factory()
+    if field.default is dataclasses.MISSING:
+        return field.metadata.get(_FLAG_DEFAULT)
     return field.default
 
 

@@ -8,7 +8,8 @@ task's GLUE metrics, per-class precision/recall/F1 and macro F1 (confusion_matri
 eval_results.txt); prediction writes test_results.tsv and the GLUE submission file with
 exactly one line per test row. Classification (and multi-label) runs record their label list in
 class-id order in output_dir/label_list.txt and best/label_list.txt, where bert_tf.predict
-finds it beside the checkpoints.
+finds it beside the checkpoints. ClassifierTask is its task object for
+bert_tf.jobs.driver.run_task, which runs every stage.
 """
 
 import dataclasses
@@ -17,10 +18,9 @@ import os
 
 import numpy as np
 
-from bert_tf.jobs.common import (build_trainer, check_vocab_size, export_model, record_eval,
-                                 save_label_list, start)
-from bert_tf.jobs.finetune import (FinetuneOptions, cross_entropy, predict_logits, softmax,
-                                   train_steps, train_with_evaluation)
+from bert_tf.jobs.common import check_vocab_size, record_eval, save_label_list
+from bert_tf.jobs.driver import FinetuneTask, TrainingData, run_task
+from bert_tf.jobs.finetune import FinetuneOptions, cross_entropy, predict_logits, softmax
 from bert_tf.metrics.results import write_confusion_matrix
 from bert_tf.options import non_defaults, option
 from bert_tf.training.class_weights import ClassWeightOptions
@@ -29,15 +29,24 @@ logger = logging.getLogger("bert_tf")
 
 @dataclasses.dataclass(kw_only=True)
 class ClassifierOptions(FinetuneOptions, ClassWeightOptions):
-    task_name: str
-    data_dir: str = None
-    tfds_name: str = None
-    tfds_data_dir: str = None
-    tfds_download: bool = False
-    skip_bad_rows: bool = False
-    processor_options: dict = dataclasses.field(default_factory=dict)
-    pad_to_max_length: bool = False
-    feature_cache_dir: str = None
+    task_name: str = option(
+        None, "The task: cola, sst-2, mrpc, sts-b, qqp, mnli, qnli, rte, wnli, ax, xnli, or "
+        "generic (your own files; see the column flags).", required=True)
+    data_dir: str = option(None, "The input data dir: the task's .tsv (or other) files.")
+    tfds_name: str = option(
+        None, "Read the task from tensorflow-datasets instead of --data_dir, e.g. glue/mrpc "
+        "(--task_name is then implied).")
+    tfds_data_dir: str = option(None, "tensorflow-datasets data folder (TFDS default).")
+    tfds_download: bool = option(False, "Let tensorflow-datasets download the data.")
+    skip_bad_rows: bool = option(
+        False, "Skip malformed rows (missing columns, unknown labels, empty text) and count "
+        "them, instead of stopping with the file and line.")
+    processor_options: dict = dataclasses.field(default_factory=dict)   # ProcessorOptions'
+    pad_to_max_length: bool = option(
+        False, "Pad every batch to max_seq_length (fixed shapes, as on TPU). Default: pad each "
+        "batch to its longest sequence, rounded up to 16.")
+    feature_cache_dir: str = option(
+        None, "Tokenize once into TFRecord files here and reuse them (large tasks).")
     doc_stride: int = option(
         0, "Long texts: instead of truncating, cut the first text into windows of "
         "max_seq_length whose starts are this many WordPieces apart (a second text is kept in "
@@ -95,6 +104,46 @@ class ClassifierOptions(FinetuneOptions, ClassWeightOptions):
                                  "unevenly: it cannot be used with --doc_stride")
         from bert_tf.jobs.multilabel import validate_options
         validate_options(self)
+
+
+@dataclasses.dataclass(kw_only=True)
+class ProcessorOptions:
+    """The flags that configure the task's processor: XNLI's language and the generic task's
+    files and columns. keyword_arguments() is ClassifierOptions.processor_options."""
+
+    xnli_language: str = option("zh", "XNLI: the language to train and evaluate on.")
+    text_a_column: str = option(
+        None, "generic: column of the first text (header name, or 0-based position without "
+        "--has_header; JSONL: key).")
+    text_b_column: str = option(None, "generic: column of the second text, if any.")
+    label_column: str = option(None, "generic: column of the label.")
+    id_column: str = option(None, "generic: column of the row id (default: row number).")
+    file_format: str = option("tsv", "generic: file format.", choices=("tsv", "csv", "jsonl"))
+    has_header: bool = option(True, "generic: the first line names the columns.")
+    labels: list = option(
+        None, "generic: the label list in id order (default: sorted labels of train).")
+    is_regression: bool = option(False, "generic: labels are numbers (MSE loss).")
+    train_file: str = option(None, "generic: training file in data_dir (train.<fmt>).")
+    dev_file: str = option(None, "generic: dev file in data_dir (dev.<fmt>).")
+    test_file: str = option(None, "generic: test file in data_dir (test.<fmt>).")
+
+    generic_only = ("text_a_column", "text_b_column", "label_column", "id_column", "labels",
+                    "train_file", "dev_file", "test_file")
+
+    def keyword_arguments(self, task_name):
+        """The processor's keyword arguments for `task_name`; generic-only options given to
+        another task are an error."""
+        task = (task_name or "").strip().lower()
+        if task == "generic":
+            return dict(text_a_column=self.text_a_column, text_b_column=self.text_b_column,
+                        label_column=self.label_column, id_column=self.id_column,
+                        fmt=self.file_format, has_header=self.has_header, labels=self.labels,
+                        is_regression=self.is_regression, train_file=self.train_file,
+                        dev_file=self.dev_file, test_file=self.test_file)
+        given = non_defaults(self, self.generic_only)
+        if given:
+            raise ValueError(f"{', '.join(given)} only apply to --task_name=generic")
+        return dict(language=self.xnli_language) if task == "xnli" else {}
 
 
 # --------------------------------------------------------------------------- data
@@ -287,111 +336,117 @@ def _companions_with(data, split):
     return found
 
 
-def run(opts, strategy):
-    """Trains, evaluates, predicts and/or exports. Returns {"train", "eval", "predict",
-    "export"} (values or None; "predict" maps output file kinds to paths)."""
-    from bert_tf.tasks.classification import ClassificationTask
+class ClassifierTask(FinetuneTask):
+    """Sentence(-pair) classification, regression and multi-label classification: the task's
+    GLUE metrics (per-class metrics and confusion_matrix.tsv for classification), companion
+    tasks' dev and test sets, test_results.tsv and the GLUE submission file."""
 
-    start(opts)
-    data = TaskData(opts)
-    inputs = Inputs(opts, data)
-    check_vocab_size(inputs.preprocessor.tokenizer.vocabulary_size(), opts)
-    logger.info("task %s: %s", data.task, "regression" if data.is_regression
-                else f"{data.num_labels} labels {data.labels}")
-    if not data.is_regression:
+    head = "classifier"
+
+    def prepare(self):
+        opts = self.opts
+        self.data = data = TaskData(opts)
+        self.inputs = Inputs(opts, data)
+        self.train_columns = None
+        self.threshold = None
+        check_vocab_size(self.inputs.preprocessor.tokenizer.vocabulary_size(), opts)
+        logger.info("task %s: %s", data.task, "regression" if data.is_regression
+                    else f"{data.num_labels} labels {data.labels}")
+        if data.is_regression:
+            return {}
         from bert_tf.metrics.classification import metric_labels
         renamed = {label: name for label, name in zip(data.labels, metric_labels(data.labels))
                    if label != name}
         if renamed:
             logger.info("labels as they appear in metric names: %s", renamed)
-    best_files = {} if data.is_regression else save_label_list(opts.output_dir, data.labels)
+        return save_label_list(opts.output_dir, data.labels)
 
-    train_columns = None
-    steps, warmup = 1, 0
-    if opts.do_train:
-        train_columns = inputs.columns(data.examples("train"))
-        steps, warmup = train_steps(opts, train_columns.num_examples)
-    eval_columns = None
-    if opts.do_eval or opts.eval_every_steps:
-        eval_columns = inputs.columns(data.examples("dev"))
+    @property
+    def default_metric(self):
+        return self.data.info.primary_metric
 
-    setup = build_trainer(opts, strategy, lambda: build_model(opts, data.num_labels),
-                          ClassificationTask(data.is_regression,
-                                             class_weights(opts, data, train_columns),
-                                             multi_label=opts.multi_label),
-                          steps, warmup)
-    model, trainer = setup.model, setup.trainer
-    result = {"train": None, "eval": None, "predict": None, "export": None}
-    confusions = {}  # step -> its confusion matrix (classification)
+    def training_data(self):
+        inputs = self.inputs
+        self.train_columns = inputs.columns(self.data.examples("train"))
+        source = inputs.source(self.train_columns, f"{self.data.task}_train")
+        return TrainingData(inputs.dataset_fn(source, self.opts.train_batch_size, True),
+                            self.train_columns.num_examples)
 
-    eval_source = None
-    if eval_columns is not None:
-        eval_source = inputs.source(eval_columns, f"{data.task}_dev",
-                                    in_memory=bool(opts.eval_every_steps))
+    def loss(self, training):
+        from bert_tf.tasks.classification import ClassificationTask
+        return ClassificationTask(self.data.is_regression,
+                                  class_weights(self.opts, self.data, self.train_columns),
+                                  multi_label=self.opts.multi_label)
 
-    def evaluate_main(step):
-        values, confusion = evaluate(trainer, inputs, eval_columns, eval_source,
-                                     data.info.metric_task, what=f"eval@{step}")
+    def build_model(self):
+        return build_model(self.opts, self.data.num_labels)
+
+    def load_eval_data(self):
+        self.eval_columns = self.inputs.columns(self.data.examples("dev"))
+        self.eval_source = self.inputs.source(self.eval_columns, f"{self.data.task}_dev",
+                                              in_memory=bool(self.opts.eval_every_steps))
+
+    def evaluate(self, trainer, step):
+        values, confusion = evaluate(trainer, self.inputs, self.eval_columns, self.eval_source,
+                                     self.data.info.metric_task, what=f"eval@{step}")
         if confusion is not None:
-            confusions[step] = confusion
+            write_confusion(self.opts.output_dir, confusion, self.data.labels)
+        return values, confusion
+
+    def record_evaluation(self, trainer, step, values, confusion, summarized):
+        """The task's metrics plus its companions' (suffixed), confusion matrices."""
+        from bert_tf.data.classification import get_task_info
+        opts, data, inputs = self.opts, self.data, self.inputs
+        if summarized and confusion is not None:    # the best step's, not the last one's
             write_confusion(opts.output_dir, confusion, data.labels)
-        return values
-
-    train_fn, what = None, None
-    if opts.do_train:
-        what = f"{train_columns.num_examples} examples"
-        train_fn = inputs.dataset_fn(inputs.source(train_columns, f"{data.task}_train"),
-                                     opts.train_batch_size, True)
-    # --eval_every_steps: evaluate_main every so often, best/ on --keep_best_metric (default:
-    # the task's primary metric), early stopping, the best weights loaded at the end
-    trained = train_with_evaluation(opts, setup, train_fn, steps, warmup, what, "classifier",
-                                    evaluate_main, data.info.primary_metric,
-                                    artifacts=confusions, best_files=best_files)
-    result["train"] = trained.train
-    if trained.preempted:
-        return result
-    if trained.best_step is not None:
-        result["best_step"] = trained.best_step
-    step, evaluated = trained.step, trained.evaluated
-
-    if opts.do_eval:
-        summarized = step in evaluated                  # in TensorBoard already
-        values = dict(evaluated[step]) if summarized else evaluate_main(step)
-        if summarized and step in confusions:       # the best step's, not the last one's
-            write_confusion(opts.output_dir, confusions[step], data.labels)
         extra = {}
         for companion, examples in _companions_with(data, "dev"):
-            from bert_tf.data.classification import get_task_info
             columns = inputs.columns(examples)
-            values_of, confusion = evaluate(trainer, inputs, columns,
-                                            inputs.source(columns, f"{companion}_dev"),
-                                            get_task_info(companion).metric_task,
-                                            what=f"eval {companion}")
-            if confusion is not None:
-                write_confusion(opts.output_dir, confusion, data.labels,
+            values_of, confusion_of = evaluate(trainer, inputs, columns,
+                                               inputs.source(columns, f"{companion}_dev"),
+                                               get_task_info(companion).metric_task,
+                                               what=f"eval {companion}")
+            if confusion_of is not None:
+                write_confusion(opts.output_dir, confusion_of, data.labels,
                                 _metric_suffix(companion))
             extra.update({f"{k}{_metric_suffix(companion)}": v for k, v in values_of.items()})
         values.update(extra)
-        result["eval"] = record_eval(opts, step, values,
-                                     summary_keys=list(extra) if summarized else None)
+        return record_eval(opts, step, values, summary_keys=list(extra) if summarized else None)
 
-    kind, multi_label = "regression" if data.is_regression else "classifier", {}
-    if opts.multi_label:                 # one threshold for predict and export
-        from bert_tf.jobs import multilabel
-        # the best weights of an evaluation before a preemption: their threshold is in best/
-        best_dir = trained.keeper.best_dir if trained.loaded_best and trained.keeper else None
-        threshold = multilabel.decision_threshold(opts, result["eval"] or evaluated.get(step),
-                                                  best_dir=best_dir)
-        kind, multi_label = "multi_label", {"multi_label_threshold": threshold}
-    if opts.do_predict:
-        result["predict"] = (multilabel.predict(trainer, inputs, data, threshold)
-                             if opts.multi_label else predict_tasks(trainer, inputs, data))
-    result["export"] = export_model(
-        opts, model, kind,
-        labels=None if data.is_regression else data.labels, text_pair=data.text_pair,
-        window_stride=opts.doc_stride, window_pooling=opts.window_pooling,
-        max_windows=opts.max_windows, **multi_label)
-    return result
+    def decision_threshold(self, trained, evaluation):
+        """--multi_label: the one threshold predict and export use (from the evaluation of the
+        model's step, else best/ when the model holds its weights, else the flag)."""
+        if self.threshold is None:
+            from bert_tf.jobs import multilabel
+            best_dir = trained.keeper.best_dir if trained.loaded_best and trained.keeper else None
+            self.threshold = multilabel.decision_threshold(self.opts, evaluation,
+                                                           best_dir=best_dir)
+        return self.threshold
+
+    def predict(self, trainer, trained, evaluation, artifact):
+        if self.opts.multi_label:
+            from bert_tf.jobs import multilabel
+            return multilabel.predict(trainer, self.inputs, self.data,
+                                      self.decision_threshold(trained, evaluation))
+        return predict_tasks(trainer, self.inputs, self.data)
+
+    def export_options(self, trained, evaluation):
+        opts, data = self.opts, self.data
+        kind, multi_label = "regression" if data.is_regression else "classifier", {}
+        if opts.multi_label:
+            kind = "multi_label"
+            multi_label = {"multi_label_threshold": self.decision_threshold(trained, evaluation)}
+        return dict(task=kind, labels=None if data.is_regression else data.labels,
+                    text_pair=data.text_pair, window_stride=opts.doc_stride,
+                    window_pooling=opts.window_pooling, max_windows=opts.max_windows,
+                    **multi_label)
+
+
+def run(opts, strategy):
+    """Trains, evaluates, predicts and/or exports (bert_tf.jobs.driver.run_task). Returns
+    {"train", "eval", "predict", "export"} (values or None; "predict" maps output file kinds to
+    paths)."""
+    return run_task(ClassifierTask(opts), strategy)
 
 
 def predict_tasks(trainer, inputs, data):

@@ -32,7 +32,8 @@ import zipfile
 import numpy as np
 
 from bert_tf import fileio
-from bert_tf.jobs.common import ModelOptions, export_model, load_tokenizer
+from bert_tf.jobs.common import ModelOptions, RuntimeOptions, export_model, load_tokenizer
+from bert_tf.options import option
 
 logger = logging.getLogger("bert_tf")
 
@@ -42,14 +43,37 @@ _PAIR_RE = re.compile(r"^(.*) \|\|\| (.*)$")
 
 
 @dataclasses.dataclass(kw_only=True)
-class FeatureOptions(ModelOptions):
-    input_file: str
-    output_file: str = None
-    layers: str = "-1,-2,-3,-4"
-    batch_size: int = 32
-    compact_file: str = None
-    pooling: str = "none"
-    compact_dtype: str = "float32"
+class FeatureOptions(ModelOptions, RuntimeOptions):
+    vocab_file: str = option(
+        None, "The vocabulary file that the BERT model was trained on (default: vocab.txt "
+        "beside --init_checkpoint).")
+    do_lower_case: bool = option(
+        True, "Whether to lower case the input text. Should be True for uncased models and "
+        "False for cased models.")
+    export_dir: str = option(
+        None, "After extracting, export the encoder for TensorFlow Serving as the next "
+        "numbered version in this folder (pooled_output and sequence_output; text_a and text_b "
+        "when the input has `a ||| b` lines).")
+    max_seq_length: int = option(
+        128, "The maximum total input sequence length after WordPiece tokenization; longer "
+        "sequences are truncated.")
+    input_file: str = option(None, "One example per line: `text_a` or `text_a ||| text_b`.",
+                             required=True)
+    output_file: str = option(None, "JSON lines output (one line per input line).")
+    layers: str = option("-1,-2,-3,-4",
+                         "Encoder layers to output, comma-separated (-1 is the last).")
+    batch_size: int = option(32, "Batch size for predictions.")
+    compact_file: str = option(
+        None, "Also write the features compactly: *.npz (features [rows, D], linex_index, "
+        "layers; per token also row_splits and input_ids) or *.tfrecord (one tf.train.Example "
+        "per line). D = hidden size x number of --layers (concatenated), or the hidden size for "
+        "--pooling=pooler.")
+    pooling: str = option(
+        "none", "Compact features per token (none) or one vector per line: the [CLS] row, the "
+        "mean over the line's tokens, or the pooler output.",
+        choices=("none", "cls", "mean", "pooler"))
+    compact_dtype: str = option("float32", "Float type of the .npz features.",
+                                choices=("float32", "float16"))
     commit_every: int = 1000
 
     serving_task = "encoder"

@@ -22,6 +22,7 @@ import numpy as np
 
 from bert_tf import fileio
 from bert_tf.jobs.common import ModelOptions, export_model, load_tokenizer
+from bert_tf.options import option
 
 logger = logging.getLogger("bert_tf")
 
@@ -40,14 +41,30 @@ class MissingHeadError(ValueError):
 
 @dataclasses.dataclass(kw_only=True)
 class FillMaskOptions(ModelOptions):
-    init_checkpoint: str
-    max_seq_length: int = None      # default: the model's max_position_embeddings
-    input_file: str = None
-    texts: list = None
-    output_file: str = None
-    batch_size: int = 32
-    top_k: int = 5
-    include_special_tokens: bool = False
+    init_checkpoint: str = option(
+        None, "A checkpoint with its masked-LM head (google-research TF1 prefix, HuggingFace "
+        "folder, or a run_pretraining output_dir).", required=True)
+    vocab_file: str = option(
+        None, "The vocabulary file the model was trained on (default: vocab.txt beside "
+        "--init_checkpoint).")
+    export_dir: str = option(
+        None, "Also export the model for TensorFlow Serving as the next numbered version in "
+        "this folder (text with [MASK] tokens in, the --top_k tokens and probabilities of each "
+        "mask out); alone, without --text/--input_file, only exports.")
+    max_seq_length: int = option(
+        None, "Maximum sequence length after tokenization (default: the model's "
+        "max_position_embeddings; batches are padded to their longest text).")
+    input_file: str = option(
+        None, "One text per line instead of --text (`text_a` or `text_a ||| text_b`; blank "
+        "lines are skipped).")
+    texts: list = None                  # --text (repeated)
+    output_file: str = option(
+        None, "Write JSON lines here (linex_index, text, tokens, masks: [{position, "
+        "predictions: [{token, token_id, probability}]}]); default: print.")
+    batch_size: int = option(32, "Texts per batch.")
+    top_k: int = option(5, "Predictions per [MASK].")
+    include_special_tokens: bool = option(
+        False, "Also rank [PAD], [CLS], [SEP], [MASK], [UNK] and [unusedN].")
 
     serving_task = "fill_mask"
 

@@ -22,10 +22,11 @@ class FinetuneOptions(TrainingOptions, EvaluationOptions):
     """google-research's fine-tuning flags, periodic evaluation (EvaluationOptions) and
     freezing. Subclasses check their input flags in validate_inputs()."""
 
-    do_predict: bool = False
-    predict_batch_size: int = 8
-    num_train_epochs: float = 3.0
-    warmup_proportion: float = 0.1
+    do_predict: bool = option(False, "Whether to run prediction on the test set.")
+    predict_batch_size: int = option(8, "Total batch size for predict.")
+    num_train_epochs: float = option(3.0, "Total number of training epochs to perform.")
+    warmup_proportion: float = option(
+        0.1, "Proportion of training to perform linear learning rate warmup for.")
     freeze_encoder: bool = option(
         False, "Train the task head only: every encoder weight stays as loaded.")
     freeze_layers: int = option(
@@ -72,9 +73,11 @@ class FileFinetuneOptions(FinetuneOptions):
     """Fine-tuning on --train_file, --eval_file and --predict_file, each needed (and checked to
     exist) when its --do_ flag is set."""
 
-    train_file: str = None
-    eval_file: str = None
-    predict_file: str = None
+    train_file: str = option(None, "The file to train on (--do_train).")
+    eval_file: str = option(None, "The labelled file to evaluate on (--do_eval, "
+                            "--eval_every_steps).")
+    predict_file: str = option(None, "The file to predict (--do_predict).")
+    do_eval: bool = option(False, "Whether to run eval on --eval_file.")
 
     def validate_inputs(self):
         for stage in ("train", "eval", "predict"):

@@ -6,8 +6,9 @@ Training follows google-research/bert's recipe: num_train_steps = int(windows / 
 linear warm-up over warmup_proportion of them, AdamW.
 
 --class_weights weights each word's loss by its gold label (bert_tf.training.class_weights);
+NerTask is its task object for bert_tf.jobs.driver.run_task, which runs every stage:
 --eval_every_steps evaluates on --eval_file during training and keeps the best weights (entity
-f1 by default) in output_dir/best/ (bert_tf.jobs.finetune.train_with_evaluation).
+f1 by default) in output_dir/best/.
 
 Files in output_dir: label_list.txt (the tagger's classes, in output order), eval_results.txt
 (precision/recall/f1 overall and per type), eval_report.txt (conlleval's summary),
@@ -23,10 +24,10 @@ import time
 import numpy as np
 
 from bert_tf import fileio
-from bert_tf.jobs.common import (arrays_dataset_fn, build_trainer, export_model, load_tokenizer,
-                                 record_eval, save_label_list, start)
-from bert_tf.jobs.finetune import (FileFinetuneOptions, log_softmax, train_steps,
-                                   train_with_evaluation)
+from bert_tf.jobs.common import arrays_dataset_fn, load_tokenizer, save_label_list
+from bert_tf.jobs.driver import FinetuneTask, TrainingData, run_task
+from bert_tf.jobs.finetune import FileFinetuneOptions, log_softmax
+from bert_tf.options import option
 from bert_tf.serving.names import LABELS_FILE
 from bert_tf.training.class_weights import ClassWeightOptions
 
@@ -37,9 +38,23 @@ DEFAULT_METRIC = "f1"            # conlleval's overall entity F1 (NerScores.as_d
 
 @dataclasses.dataclass(kw_only=True)
 class NerOptions(FileFinetuneOptions, ClassWeightOptions):
-    doc_stride: int = 64
-    context: str = "sentence"
-    labels: list = None
+    max_seq_length: int = option(
+        128, "WordPieces per window including [CLS] and [SEP]; longer inputs are split into "
+        "overlapping windows.")
+    train_file: str = option(None, "CoNLL file to train on (word first, tag last).")
+    eval_file: str = option(None, "Tagged CoNLL file to evaluate on (--do_eval).")
+    predict_file: str = option(
+        None, "CoNLL file to tag (--do_predict); words only, or with tags to be scored.")
+    do_predict: bool = option(False, "Whether to tag --predict_file.")
+    doc_stride: int = option(
+        64, "How far (in WordPieces, at most) each window starts after the previous one when "
+        "an input is split (>= max_seq_length - 2: no overlap).")
+    context: str = option(
+        "sentence", "What one input holds: a sentence, or a whole -DOCSTART- document (the "
+        "paper's document context).", choices=("sentence", "document"))
+    labels: list = option(
+        None, "The label list in the model's output order (default: from output_dir or the "
+        "training file: O, then B-/I- of each type in sorted order).")
 
     serving_task = "tagger"
 
@@ -218,66 +233,65 @@ def build_model(opts, num_labels):
     return BertTokenClassifier(BertEncoder(opts.config), num_labels)
 
 
-def run(opts, strategy):
-    """Trains, evaluates, predicts and/or exports. Returns {"train", "eval", "predict",
-    "export"}: training values, eval metrics, {"predictions": path, plus metrics if the file
-    had tags}, and the SavedModel version path."""
-    from bert_tf.data.ner import read_conll
-    from bert_tf.tasks.tagging import TaggingTask
+class NerTask(FinetuneTask):
+    """Token classification on CoNLL files: entity scores, <prefix>_predictions.txt."""
 
-    start(opts)
-    tokenizer = load_tokenizer(opts)
-    train_conll = read_conll(opts.train_file, require_labels=True) if opts.do_train else None
-    labels = resolve_labels(opts, train_conll)
-    label_files = save_label_list(opts.output_dir, labels)
-    logger.info("labels (%d): %s", len(labels), " ".join(labels))
+    head = "tagging"
+    default_metric = DEFAULT_METRIC
 
-    steps, warmup, train_fn, what, weights = 1, 0, None, None, None
-    if opts.do_train:
-        train = NerData(opts, tokenizer, opts.train_file, labels, True, "train")
-        steps, warmup = train_steps(opts, train.features.num_windows, "windows")
-        what = f"{train.features.num_windows} windows"
-        train_fn = train.dataset_fn(opts.train_batch_size, True, opts.seed)
-        weights = class_weights(opts, train, labels)
-    elif opts.class_weights:
-        logger.info("--class_weights weights the training loss: unused without --do_train")
-    setup = build_trainer(opts, strategy, lambda: build_model(opts, len(labels)),
-                          TaggingTask(weights), steps, warmup)
-    trainer = setup.trainer
-    result = {"train": None, "eval": None, "predict": None, "export": None}
+    def prepare(self):
+        from bert_tf.data.ner import read_conll
+        opts = self.opts
+        self.tokenizer = load_tokenizer(opts)
+        train_conll = read_conll(opts.train_file, require_labels=True) if opts.do_train else None
+        self.labels = resolve_labels(opts, train_conll)
+        logger.info("labels (%d): %s", len(self.labels), " ".join(self.labels))
+        self.train = None
+        return save_label_list(opts.output_dir, self.labels)
 
-    dev, outputs = None, {}        # outputs: step -> (tags, scores) of an evaluation
-    if opts.do_eval or (opts.do_train and opts.eval_every_steps):
-        dev = NerData(opts, tokenizer, opts.eval_file, labels, True, "eval")
+    def _data(self, path, require_labels, what):
+        return NerData(self.opts, self.tokenizer, path, self.labels, require_labels, what)
 
-    def evaluate_dev(step):
-        values, tags, scores = _predict_and_score(opts, trainer, dev, "eval", f"eval@{step}")
-        outputs[step] = tags, scores
-        return values
+    def training_data(self):
+        self.train = self._data(self.opts.train_file, True, "train")
+        return TrainingData(self.train.dataset_fn(self.opts.train_batch_size, True,
+                                                  self.opts.seed),
+                            self.train.features.num_windows, "windows")
 
-    trained = train_with_evaluation(opts, setup, train_fn, steps, warmup, what, "tagging",
-                                    evaluate_dev, DEFAULT_METRIC, artifacts=outputs,
-                                    best_files=label_files)
-    result["train"] = trained.train
-    if trained.preempted:
-        return result
-    if trained.best_step is not None:
-        result["best_step"] = trained.best_step
+    def loss(self, training):
+        from bert_tf.tasks.tagging import TaggingTask
+        if training is None and self.opts.class_weights:
+            logger.info("--class_weights weights the training loss: unused without --do_train")
+        weights = class_weights(self.opts, self.train, self.labels) if training else None
+        return TaggingTask(weights)
 
-    if opts.do_eval:
-        values = trained.evaluation()           # periodic evaluation of this step: reused
-        if values is None or trained.step not in outputs:
-            values, summarized = evaluate_dev(trained.step), False
-        else:
-            summarized = True                   # in TensorBoard already
-        _write_outputs(opts, dev, "eval", *outputs[trained.step])
-        result["eval"] = record_eval(opts, trained.step, values,
-                                     summary_keys=[] if summarized else None)
+    def build_model(self):
+        return build_model(self.opts, len(self.labels))
 
-    if opts.do_predict:
-        data = NerData(opts, tokenizer, opts.predict_file, labels, False, "predict")
-        values, path = _score_and_write(opts, trainer, data, "test", "predict")
-        result["predict"] = dict(values or {}, predictions=path)
+    def load_eval_data(self):
+        self.dev = self._data(self.opts.eval_file, True, "eval")
+
+    def evaluate(self, trainer, step):
+        values, tags, scores = _predict_and_score(self.opts, trainer, self.dev, "eval",
+                                                  f"eval@{step}")
+        return values, (tags, scores)
+
+    def record_evaluation(self, trainer, step, values, artifact, summarized):
+        _write_outputs(self.opts, self.dev, "eval", *artifact)
+        return super().record_evaluation(trainer, step, values, artifact, summarized)
+
+    def predict(self, trainer, trained, evaluation, artifact):
+        data = self._data(self.opts.predict_file, False, "predict")
+        values, path = _score_and_write(self.opts, trainer, data, "test", "predict")
         logger.info("predictions of %d sentences: %s", len(data.conll.sentences), path)
-    result["export"] = export_model(opts, setup.model, labels=labels)
-    return result
+        return dict(values or {}, predictions=path)
+
+    def export_options(self, trained, evaluation):
+        return {"labels": self.labels}
+
+
+def run(opts, strategy):
+    """Trains, evaluates, predicts and/or exports (bert_tf.jobs.driver.run_task). Returns
+    {"train", "eval", "predict", "export"}: training values, eval metrics, {"predictions": path,
+    plus metrics if the file had tags}, and the SavedModel version path."""
+    return run_task(NerTask(opts), strategy)

@@ -11,6 +11,7 @@ import logging
 from bert_tf.jobs.common import (TrainingOptions, build_trainer, check_seq_length,
                                  check_vocab_file, export_model, record_eval, start)
 from bert_tf.jobs.finetune import train_with_evaluation
+from bert_tf.options import option
 from bert_tf.training.best import EvaluationOptions
 
 logger = logging.getLogger("bert_tf")
@@ -20,16 +21,32 @@ DEFAULT_METRIC = "masked_lm_loss"        # held-out masked-LM cross-entropy: low
 
 @dataclasses.dataclass(kw_only=True)
 class PretrainingOptions(TrainingOptions, EvaluationOptions):
-    input_file: str
-    eval_input_file: str = None
-    max_predictions_per_seq: int = 20
-    num_train_steps: int = 100000
-    num_warmup_steps: int = 10000
-    max_eval_steps: int = 100
-    dynamic_masking: bool = False
-    masked_lm_prob: float = 0.15
-    do_whole_word_mask: bool = False
-    use_next_sentence: bool = True
+    vocab_file: str = option(
+        None, "Vocabulary (needed by --dynamic_masking and --export_dir; default: vocab.txt "
+        "beside --init_checkpoint).")
+    do_lower_case: bool = option(
+        True, "Whether the exported model lower-cases its input (--export_dir).")
+    export_dir: str = option(
+        None, "After the run, export the encoder for TensorFlow Serving as the next numbered "
+        "version in this folder (pooled_output and sequence_output of raw text; see "
+        "export_savedmodel.py).")
+    output_dir: str = option(None, "Where checkpoints, summaries and results go.",
+                             required=True)
+    max_seq_length: int = option(128, "Sequence length the input files were written with.")
+    iterations_per_loop: int = option(1000, "Steps per tf.function call (and per log line).")
+    input_file: str = option(None, "Input TF example files (comma-separated globs).",
+                             required=True)
+    eval_input_file: str = option(
+        None, "Held-out files for --do_eval (default: --input_file, as the original).")
+    max_predictions_per_seq: int = option(20, "Masked LM predictions per sequence.")
+    num_train_steps: int = option(100000, "Number of training steps.")
+    num_warmup_steps: int = option(10000, "Number of warmup steps.")
+    max_eval_steps: int = option(100, "Maximum number of eval steps.")
+    dynamic_masking: bool = option(
+        False, "Input files hold unmasked sequences; mask them afresh on every read.")
+    masked_lm_prob: float = option(0.15, "Masked LM probability (--dynamic_masking).")
+    do_whole_word_mask: bool = option(False, "Whole-word masking (--dynamic_masking).")
+    use_next_sentence: bool = option(True, "Train the next-sentence head (False: MLM only).")
 
     serving_task = "encoder"
 

@@ -7,6 +7,7 @@ through the Trainer with a BertSpanLabeler; predictions are scored with the offi
 written to eval.tf_record once) and keeps the best weights in output_dir/best/: by default on
 "f1", for SQuAD 2.0 too (the F1 at --null_score_diff_threshold, which is what predictions.json
 scores; best_f1 is the F1 at the best threshold found on the same data, an optimistic value).
+SquadTask is its task object for bert_tf.jobs.driver.run_task, which runs every stage.
 
 Files in output_dir: train.tf_record (+ .meta.json, so a rerun reuses it), eval.tf_record,
 predictions.json, nbest_predictions.json, null_odds.json (v2), eval_results.json, checkpoints,
@@ -22,8 +23,10 @@ import random
 import time
 
 from bert_tf import fileio
-from bert_tf.jobs.common import build_trainer, export_model, load_tokenizer, record_eval, start
-from bert_tf.jobs.finetune import FinetuneOptions, train_steps, train_with_evaluation
+from bert_tf.jobs.common import load_tokenizer, record_eval
+from bert_tf.jobs.driver import FinetuneTask, TrainingData, run_task
+from bert_tf.jobs.finetune import FinetuneOptions
+from bert_tf.options import option
 
 logger = logging.getLogger("bert_tf")
 
@@ -37,19 +40,43 @@ DEFAULT_METRIC = "f1"               # official F1 (v2: at --null_score_diff_thre
 class SquadOptions(FinetuneOptions):
     """run_squad's options (eval_batch_size is unused: --do_eval scores the predictions)."""
 
-    vocab_file: str
-    train_file: str = None
-    predict_file: str = None
-    max_seq_length: int = 384
-    doc_stride: int = 128
-    max_query_length: int = 64
-    n_best_size: int = 20
-    max_answer_length: int = 30
-    verbose_logging: bool = False
-    version_2_with_negative: bool = False
-    null_score_diff_threshold: float = 0.0
-    skip_bad_examples: bool = False
-    epochs_over: str = "examples"   # or "features": one epoch = one pass over every window
+    vocab_file: str = option(None, "The vocabulary file that the BERT model was trained on.",
+                             required=True)
+    output_dir: str = option(
+        None, "Where checkpoints, features, predictions and results are written.",
+        required=True)
+    max_seq_length: int = option(
+        384, "Maximum total input length after WordPiece tokenization; longer documents are "
+        "split into windows, shorter ones padded.")
+    do_predict: bool = option(False, "Whether to run prediction on --predict_file.")
+    do_eval: bool = option(
+        False, "Score the predictions with the official SQuAD metrics (needs --do_predict and "
+        "answers in --predict_file): eval_results.json and TensorBoard.")
+    predict_batch_size: int = option(8, "Total batch size for predictions.")
+    eval_batch_size: int = 8        # not a flag: --do_eval scores the predictions
+    train_file: str = option(None, "SQuAD json for training, e.g. train-v1.1.json.")
+    predict_file: str = option(None, "SQuAD json for predictions, e.g. dev-v1.1.json.")
+    doc_stride: int = option(128, "Distance between the starts of consecutive windows.")
+    max_query_length: int = option(
+        64, "Maximum question length in tokens; longer questions are truncated.")
+    n_best_size: int = option(
+        20, "Number of n-best predictions to keep per question in nbest_predictions.json.")
+    max_answer_length: int = option(30, "Maximum length of a predicted answer in WordPieces.")
+    verbose_logging: bool = option(
+        False, "Log more features and the cases where an answer could not be mapped back to "
+        "the original text.")
+    version_2_with_negative: bool = option(
+        False, "SQuAD 2.0: some questions have no answer in the context.")
+    null_score_diff_threshold: float = option(
+        0.0, "SQuAD 2.0: predict no answer when null score - best non-null score exceeds "
+        "this.")
+    epochs_over: str = option(
+        "examples", "What --num_train_epochs counts: questions (google-research: steps = "
+        "examples / batch x epochs, fewer passes than epochs when contexts span several "
+        "windows) or windowed features (HuggingFace: full passes over every window).",
+        choices=("examples", "features"))
+    skip_bad_examples: bool = option(
+        False, "Skip (and count) malformed questions instead of stopping with an error.")
 
     serving_task = "squad"
 
@@ -287,65 +314,63 @@ def write_prediction_files(opts, data, predictions):
             "files": files}
 
 
-def evaluate(opts, data, predictions, step, values=None):
-    """Official metrics of `predictions` on predict_file (unless `values` holds them already,
-    e.g. from a periodic evaluation, then in TensorBoard already) -> eval_results.json and
-    TensorBoard."""
-    from bert_tf.metrics import squad as squad_metrics
-    summarized = values is not None
-    if values is None:
-        values = data.score(opts, predictions)
-    return record_eval(opts, step, values, filename="eval_results.json",
-                       writer=squad_metrics.write_eval_results,
-                       summary_keys=[] if summarized else None)
+class SquadTask(FinetuneTask):
+    """Extractive QA on SQuAD json files: the official metrics, predictions.json and
+    nbest_predictions.json. The evaluation data is --predict_file: --do_eval scores the
+    predictions of --do_predict (google-research's flags)."""
+
+    head = "span"
+    default_metric = DEFAULT_METRIC
+
+    def prepare(self):
+        self.tokenizer = load_tokenizer(self.opts)
+        self.data = None
+        return {}
+
+    def training_data(self):
+        opts = self.opts
+        num_examples, num_features = prepare_train_features(opts, self.tokenizer)
+        counted = {"examples": num_examples, "features": num_features}[opts.epochs_over]
+        return TrainingData(_train_dataset_fn(opts, os.path.join(opts.output_dir, TRAIN_RECORD),
+                                              opts.train_batch_size, num_features),
+                            counted, opts.epochs_over,
+                            f"{num_examples} examples, {num_features} features")
+
+    def loss(self, training):
+        from bert_tf.tasks.span import SpanTask
+        return SpanTask()
+
+    def build_model(self):
+        return build_model(self.opts)
+
+    def needs_eval_data(self, periodic):
+        return self.opts.do_predict or periodic
+
+    def load_eval_data(self):
+        self.data = PredictData(self.opts, self.tokenizer)
+
+    def evaluate(self, trainer, step):
+        predictions = self.data.predictions(self.opts, trainer, f"eval@{step}")
+        return self.data.score(self.opts, predictions), predictions
+
+    def record_evaluation(self, trainer, step, values, artifact, summarized):
+        from bert_tf.metrics import squad as squad_metrics
+        return record_eval(self.opts, step, values, filename="eval_results.json",
+                           writer=squad_metrics.write_eval_results,
+                           summary_keys=[] if summarized else None)
+
+    def predict(self, trainer, trained, evaluation, artifact):
+        predictions = artifact or self.data.predictions(self.opts, trainer)
+        return write_prediction_files(self.opts, self.data, predictions)
+
+    def export_options(self, trained, evaluation):
+        opts = self.opts
+        return {"max_query_length": opts.max_query_length,
+                "max_answer_length": opts.max_answer_length, "doc_stride": opts.doc_stride}
 
 
 def run(opts, strategy):
-    """Trains and/or predicts (and evaluates), then exports with --export_dir; returns
-    {"train", "predict", "eval", "export"} (None when not run). A preempted training run
-    returns before predicting; rerun to resume."""
-    from bert_tf.tasks.span import SpanTask
-    start(opts)
-    tokenizer = load_tokenizer(opts)
-
-    steps, warmup, train_fn, what = 1, 0, None, None
-    if opts.do_train:
-        num_examples, num_features = prepare_train_features(opts, tokenizer)
-        counted = {"examples": num_examples, "features": num_features}[opts.epochs_over]
-        steps, warmup = train_steps(opts, counted, opts.epochs_over)
-        what = f"{num_examples} examples, {num_features} features"
-        train_fn = _train_dataset_fn(opts, os.path.join(opts.output_dir, TRAIN_RECORD),
-                                     opts.train_batch_size, num_features)
-    setup = build_trainer(opts, strategy, lambda: build_model(opts), SpanTask(), steps, warmup)
-    trainer = setup.trainer
-    result = {"train": None, "predict": None, "eval": None, "export": None}
-
-    data, predicted = None, {}         # predicted: step -> SquadPredictions of an evaluation
-    if opts.do_predict or (opts.do_train and opts.eval_every_steps):
-        data = PredictData(opts, tokenizer)
-
-    def evaluate_dev(step):
-        predictions = data.predictions(opts, trainer, f"eval@{step}")
-        predicted[step] = predictions
-        return data.score(opts, predictions)
-
-    trained = train_with_evaluation(opts, setup, train_fn, steps, warmup, what, "span",
-                                    evaluate_dev, DEFAULT_METRIC, artifacts=predicted)
-    result["train"] = trained.train
-    if trained.preempted:
-        return result
-    if trained.best_step is not None:
-        result["best_step"] = trained.best_step
-    if opts.do_predict:
-        values = trained.evaluation()           # this step's periodic evaluation, reused
-        if values is not None and trained.step in predicted:
-            predictions = predicted[trained.step]
-        else:
-            values, predictions = None, data.predictions(opts, trainer)
-        result["predict"] = write_prediction_files(opts, data, predictions)
-        if opts.do_eval:
-            result["eval"] = evaluate(opts, data, predictions, trained.step, values)
-    result["export"] = export_model(opts, setup.model, max_query_length=opts.max_query_length,
-                                    max_answer_length=opts.max_answer_length,
-                                    doc_stride=opts.doc_stride)
-    return result
+    """Trains and/or predicts (and evaluates), then exports with --export_dir
+    (bert_tf.jobs.driver.run_task); returns {"train", "predict", "eval", "export"} (None when
+    not run). A preempted training run returns before predicting; rerun to resume."""
+    return run_task(SquadTask(opts), strategy)

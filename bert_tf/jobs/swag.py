@@ -5,8 +5,9 @@ of every (context, ending) pair) and trained with softmax cross-entropy over the
 Training follows google-research/bert's recipe: num_train_steps = int(examples / batch *
 epochs), linear warm-up over warmup_proportion, AdamW.
 
+SwagTask is its task object for bert_tf.jobs.driver.run_task, which runs every stage:
 --eval_every_steps evaluates on --eval_file during training and keeps the best weights
-(eval_accuracy by default) in output_dir/best/ (bert_tf.jobs.finetune.train_with_evaluation).
+(eval_accuracy by default) in output_dir/best/.
 
 Files in output_dir: eval_results.txt (eval_accuracy, eval_loss, global_step),
 test_predictions.csv (example id, predicted ending, one probability per ending), checkpoints,
@@ -21,10 +22,10 @@ import time
 import numpy as np
 
 from bert_tf import fileio
-from bert_tf.jobs.common import (arrays_dataset_fn, build_trainer, export_model, load_tokenizer,
-                                 record_eval, start)
-from bert_tf.jobs.finetune import (FileFinetuneOptions, cross_entropy, predict_logits, softmax,
-                                   train_steps, train_with_evaluation)
+from bert_tf.jobs.common import arrays_dataset_fn, load_tokenizer
+from bert_tf.jobs.driver import FinetuneTask, TrainingData, run_task
+from bert_tf.jobs.finetune import FileFinetuneOptions, cross_entropy, predict_logits, softmax
+from bert_tf.options import option
 
 logger = logging.getLogger("bert_tf")
 
@@ -33,12 +34,22 @@ DEFAULT_METRIC = "eval_accuracy"
 
 @dataclasses.dataclass(kw_only=True)
 class SwagOptions(FileFinetuneOptions):
-    num_choices: int = 4
-    train_batch_size: int = 16
-    learning_rate: float = 2e-5
-    max_train_examples: int = 0
-    max_eval_examples: int = 0
-    skip_bad_rows: bool = False
+    max_seq_length: int = option(
+        128, "Maximum length of each (context, ending) pair after WordPiece tokenization; "
+        "longer pairs are truncated.")
+    train_batch_size: int = option(16, "Total batch size for training (examples).")
+    learning_rate: float = option(2e-5, "The initial learning rate for Adam.")
+    train_file: str = option(None, "SWAG csv to train on (either layout, labelled).")
+    eval_file: str = option(None, "Labelled SWAG csv to evaluate on (--do_eval).")
+    predict_file: str = option(None, "SWAG csv to predict (--do_predict), e.g. test.csv.")
+    do_predict: bool = option(False, "Whether to predict --predict_file.")
+    num_choices: int = option(
+        4, "train_full.csv layout: the gold ending plus this many - 1 distractors (2-5). The "
+        "train.csv layout always has 4.")
+    max_train_examples: int = option(0, "Use only the first N training rows (0: all).")
+    max_eval_examples: int = option(0, "Use only the first N eval rows (0: all).")
+    skip_bad_rows: bool = option(
+        False, "Skip malformed rows (and count them) instead of stopping at the first.")
 
     serving_task = "multiple_choice"
     min_seq_length = 4                   # [CLS] context [SEP] ending [SEP]
@@ -110,59 +121,56 @@ def build_model(opts):
     return BertMultipleChoice(BertEncoder(opts.config))
 
 
-def run(opts, strategy):
-    """Trains, evaluates, predicts and/or exports. Returns {"train", "eval", "predict",
-    "export"} (values, metrics, predictions path, SavedModel version path)."""
-    from bert_tf.tasks.multiple_choice import MultipleChoiceTask
+class SwagTask(FinetuneTask):
+    """Multiple choice on SWAG csv files: eval_accuracy, test_predictions.csv."""
 
-    start(opts)
-    tokenizer = load_tokenizer(opts)
-    steps, warmup, train, train_fn, what = 1, 0, None, None, None
-    if opts.do_train:
-        train = SwagData(opts, tokenizer, opts.train_file, "train", opts.max_train_examples,
-                         require_labels=True)
-        steps, warmup = train_steps(opts, len(train.examples))
-        what = f"{len(train.examples)} examples"
-        train_fn = train.dataset_fn(opts.train_batch_size, True, opts.seed)
-    setup = build_trainer(opts, strategy, lambda: build_model(opts), MultipleChoiceTask(),
-                          steps, warmup)
-    trainer = setup.trainer
-    result = {"train": None, "eval": None, "predict": None, "export": None}
+    head = "multiple-choice"
+    default_metric = DEFAULT_METRIC
 
-    dev = None
-    if opts.do_eval or (opts.do_train and opts.eval_every_steps):
-        dev = SwagData(opts, tokenizer, opts.eval_file, "eval", opts.max_eval_examples,
-                       require_labels=True)
+    def prepare(self):
+        self.tokenizer = load_tokenizer(self.opts)
+        self.num_choices = self.opts.num_choices
+        return {}
 
-    def evaluate_dev(step):
-        logits = dev.logits(trainer, opts.eval_batch_size, f"eval@{step}")
-        return evaluate_logits(logits, [e.label for e in dev.examples])
+    def _data(self, path, what, limit=0, require_labels=False):
+        data = SwagData(self.opts, self.tokenizer, path, what, limit, require_labels)
+        self.num_choices = data.num_choices        # what the export serves: the latest file's
+        return data
 
-    trained = train_with_evaluation(opts, setup, train_fn, steps, warmup, what,
-                                    "multiple-choice", evaluate_dev, DEFAULT_METRIC)
-    result["train"] = trained.train
-    if trained.preempted:
-        return result
-    if trained.best_step is not None:
-        result["best_step"] = trained.best_step
+    def training_data(self):
+        opts = self.opts
+        train = self._data(opts.train_file, "train", opts.max_train_examples, True)
+        return TrainingData(train.dataset_fn(opts.train_batch_size, True, opts.seed),
+                            len(train.examples))
 
-    num_choices = train.num_choices if train else opts.num_choices
-    if opts.do_eval:
-        values = trained.evaluation()       # a periodic evaluation of this step is reused
-        summarized = values is not None     # (and in TensorBoard already)
-        if values is None:
-            values = evaluate_dev(trained.step)
-        result["eval"] = record_eval(opts, trained.step, values,
-                                     summary_keys=[] if summarized else None)
-        num_choices = dev.num_choices
+    def loss(self, training):
+        from bert_tf.tasks.multiple_choice import MultipleChoiceTask
+        return MultipleChoiceTask()
 
-    if opts.do_predict:
-        data = SwagData(opts, tokenizer, opts.predict_file, "predict")
-        logits = data.logits(trainer, opts.predict_batch_size, "predict")
-        path = write_predictions(os.path.join(opts.output_dir, "test_predictions.csv"),
+    def build_model(self):
+        return build_model(self.opts)
+
+    def load_eval_data(self):
+        self.dev = self._data(self.opts.eval_file, "eval", self.opts.max_eval_examples, True)
+
+    def evaluate(self, trainer, step):
+        logits = self.dev.logits(trainer, self.opts.eval_batch_size, f"eval@{step}")
+        return evaluate_logits(logits, [e.label for e in self.dev.examples]), None
+
+    def predict(self, trainer, trained, evaluation, artifact):
+        data = self._data(self.opts.predict_file, "predict")
+        logits = data.logits(trainer, self.opts.predict_batch_size, "predict")
+        path = write_predictions(os.path.join(self.opts.output_dir, "test_predictions.csv"),
                                  data.examples, softmax(logits))
         logger.info("predictions of %d examples: %s", len(data.examples), path)
-        result["predict"] = path
-        num_choices = data.num_choices
-    result["export"] = export_model(opts, setup.model, num_choices=num_choices)
-    return result
+        return path
+
+    def export_options(self, trained, evaluation):
+        return {"num_choices": self.num_choices}
+
+
+def run(opts, strategy):
+    """Trains, evaluates, predicts and/or exports (bert_tf.jobs.driver.run_task). Returns
+    {"train", "eval", "predict", "export"} (values, metrics, predictions path, SavedModel
+    version path)."""
+    return run_task(SwagTask(opts), strategy)

@@ -1,0 +1,115 @@
+"""The one fine-tuning driver (bert_tf.jobs.driver.run_task): it calls a task object's stages in
+one order for every task, evaluates each step once (the final evaluation reuses a periodic one
+and its artifact), hands predict and export the evaluation of the weights they use, and stops
+after a preempted training run. Shown with SwagTask on real SWAG rows and a 1-layer model."""
+
+import csv
+
+import pytest
+import tensorflow as tf
+
+from bert_tf import BertConfig
+from bert_tf.jobs.driver import FinetuneTask, run_task
+from bert_tf.jobs.swag import SwagOptions, SwagTask
+from helpers import shared_path
+
+
+class RecordingSwag(SwagTask):
+    """SwagTask that records the stages the driver calls, in order."""
+
+    def __init__(self, opts):
+        super().__init__(opts)
+        self.calls = []
+
+    def prepare(self):
+        self.calls.append("prepare")
+        return super().prepare()
+
+    def training_data(self):
+        self.calls.append("training_data")
+        return super().training_data()
+
+    def load_eval_data(self):
+        self.calls.append("load_eval_data")
+        super().load_eval_data()
+
+    def evaluate(self, trainer, step):
+        self.calls.append(("evaluate", step))
+        values, _ = super().evaluate(trainer, step)
+        return values, f"artifact@{step}"
+
+    def record_evaluation(self, trainer, step, values, artifact, summarized):
+        self.calls.append(("record_evaluation", step, artifact, summarized))
+        return super().record_evaluation(trainer, step, values, artifact, summarized)
+
+    def predict(self, trainer, trained, evaluation, artifact):
+        self.calls.append(("predict", trained.step, artifact,
+                           None if evaluation is None else evaluation["eval_accuracy"]))
+        return super().predict(trainer, trained, evaluation, artifact)
+
+    def export_options(self, trained, evaluation):
+        self.calls.append(("export_options", evaluation is not None))
+        return super().export_options(trained, evaluation)
+
+
+@pytest.fixture(scope="module")
+def swag_files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("swag_driver")
+    with open(shared_path("data/swag/train.first999.csv"), encoding="utf-8", newline="") as f:
+        rows = list(csv.reader(f))[:17]
+    path = folder / "train.csv"
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        csv.writer(f).writerows(rows)
+    return folder, str(path)
+
+
+def _opts(folder, train, name, **overrides):
+    config = BertConfig.from_preset("L-1_H-64_A-2", vocab_size=30522, max_position_embeddings=64)
+    values = dict(config=config, output_dir=str(folder / name),
+                  vocab_file=str(shared_path("data/reference/vocab.txt")), train_file=train,
+                  eval_file=train, predict_file=train, do_train=True, do_eval=True,
+                  do_predict=True, max_seq_length=48, train_batch_size=8, eval_batch_size=16,
+                  num_train_epochs=2, iterations_per_loop=2)
+    values.update(overrides)
+    return SwagOptions(**values)
+
+
+def test_stages_run_in_order_and_each_step_is_evaluated_once(swag_files):
+    folder, train = swag_files
+    task = RecordingSwag(_opts(folder, train, "periodic", eval_every_steps=2))
+    result = run_task(task, tf.distribute.get_strategy())
+    assert result["train"]["step"] == 4                 # int(16 rows / 8 * 2 epochs)
+    assert task.calls[:3] == ["prepare", "training_data", "load_eval_data"]
+    assert [c for c in task.calls if c[0] == "evaluate"] == [("evaluate", 2), ("evaluate", 4)]
+    # the final evaluation is step 4's periodic one: recorded with its artifact, not rerun
+    accuracy = result["eval"]["eval_accuracy"]
+    assert task.calls[-3:] == [("record_evaluation", 4, "artifact@4", True),
+                               ("predict", 4, "artifact@4", accuracy),
+                               ("export_options", True)]
+
+
+def test_without_periodic_evaluation_the_final_one_runs_after_training(swag_files):
+    folder, train = swag_files
+    task = RecordingSwag(_opts(folder, train, "final"))
+    result = run_task(task, tf.distribute.get_strategy())
+    assert [c for c in task.calls if c[0] == "evaluate"] == [("evaluate", 4)]
+    assert ("record_evaluation", 4, "artifact@4", False) in task.calls
+    assert result["eval"]["global_step"] == 4
+
+
+def test_predict_only_restores_the_trained_step_and_gets_no_evaluation(swag_files):
+    folder, train = swag_files
+    run_task(SwagTask(_opts(folder, train, "restore", do_eval=False, do_predict=False)),
+             tf.distribute.get_strategy())
+    task = RecordingSwag(_opts(folder, train, "restore", do_train=False, do_eval=False))
+    result = run_task(task, tf.distribute.get_strategy())
+    assert task.calls == ["prepare", ("predict", 4, None, None), ("export_options", False)]
+    assert result["eval"] is None and result["predict"].endswith("test_predictions.csv")
+
+
+def test_a_task_must_say_how_it_trains():
+    task = FinetuneTask(opts=None)
+    with pytest.raises(NotImplementedError):
+        task.training_data()
+    with pytest.raises(NotImplementedError):
+        task.evaluate(None, 0)
