@@ -65,6 +65,12 @@ def non_defaults(options, names):
     return [f"--{name}" for name in names if getattr(options, name) != _default(fields[name])]
 
 
+def option_values(options):
+    """{name: value} of the option() fields of dataclass instance `options` (JSON-ready: the
+    values of flags are bools, numbers, strings, lists or None)."""
+    return {f.name: getattr(options, f.name) for f in flag_fields(type(options))}
+
+
 def define_flags(cls, names=None, flag_values=flags.FLAGS):
     """Defines one absl flag per option() field of `cls` (or of `names`), typed by its
     annotation: bool, int, float, str (an enum when the option has choices) or list."""

@@ -15,15 +15,15 @@ One JSON object per input row, on stdout or in --output_file (JSON lines, writte
       --output_file=predictions.jsonl
   python -m bert_tf.predict --model=tags_output/best --task=multi_label \
       --labels=LOC,MISC,ORG,PER --text="John Smith flew to Paris ."
-  python -m bert_tf.predict --model=long_output/best --labels=0,1 --doc_stride=128 \
-      --window_pooling=max --input_file=documents.tsv
+  python -m bert_tf.predict --model=long_output/best --input_file=documents.tsv
 
 --model is a SavedModel exported by bert_tf (a version folder, or an export_dir whose highest
 version is used), which knows its task, labels and lengths; or a checkpoint (a runner's
 output_dir or best/ folder, a TF1 prefix, a HuggingFace folder) with bert_config.json and
 vocab.txt beside it (or --bert_config_file, --vocab_file), whose task is read from its head
-(or --task), built in memory into the serving module an export would save. See
-docs/predict.md.
+(or --task), built in memory into the serving module an export would save; its input
+settings not given as flags come from the run_options.json a fine-tuning run writes beside its
+checkpoints. See docs/predict.md.
 """
 
 from absl import flags
@@ -70,7 +70,8 @@ flags.DEFINE_integer("doc_stride", None,
                      "long context's windows (default 128). Classifier, regression and "
                      "multi_label checkpoints: read the first text in windows and combine "
                      "their logits (--window_pooling), as run_classifier --doc_stride (default: "
-                     "truncate; give the run's value). A SavedModel fixed it at export (except "
+                     "the run's, else truncate). Checkpoints default to the run's value in the "
+                     "run_options.json beside them. A SavedModel fixed it at export (except "
                      "NER's).")
 flags.DEFINE_bool("version_2_with_negative", False,
                   "SQuAD 2.0 model: answer \"\" when null_score - score > "
@@ -91,20 +92,24 @@ flags.DEFINE_string("bert_config_file", None,
 flags.DEFINE_string("vocab_file", None,
                     "Checkpoints: the model's vocab.txt (default: the one beside it).")
 flags.DEFINE_bool("do_lower_case", None, "Checkpoints: whether the model is uncased "
-                                         "(default: true).")
+                                         "(default: the run's, else true).")
 flags.DEFINE_integer("max_seq_length", None,
-                     "Checkpoints: sequence length (default 128; SQuAD 384, as run_squad).")
+                     "Checkpoints: sequence length (default: the run's, else 128; SQuAD 384, as "
+                     "run_squad).")
 flags.DEFINE_integer("max_query_length", None,
-                     "SQuAD checkpoints: question WordPieces kept (default 64).")
+                     "SQuAD checkpoints: question WordPieces kept (default: the run's, else "
+                     "64).")
 flags.DEFINE_integer("max_answer_length", None,
-                     "SQuAD checkpoints: longest answer in WordPieces (default 30).")
+                     "SQuAD checkpoints: longest answer in WordPieces (default: the run's, else "
+                     "30).")
 flags.DEFINE_enum("window_pooling", None, ["mean", "max"],
                   "Classifier, regression and multi_label checkpoints with --doc_stride: how "
-                  "the windows' logits combine (default mean; give the run's "
-                  "run_classifier --window_pooling).")
+                  "the windows' logits combine (default: the run's "
+                  "run_classifier --window_pooling, else mean).")
 flags.DEFINE_integer("max_windows", None,
                      "Classifier, regression and multi_label checkpoints with --doc_stride: at "
-                     "most this many windows per text, from its start (default 0: all).")
+                     "most this many windows per text, from its start (default: the run's, else "
+                     "0: all).")
 flags.DEFINE_float("multi_label_threshold", None,
                    "multi_label checkpoints: a label is selected when its probability is >= "
                    "this (default: the threshold in the eval_results.txt beside the "

@@ -76,7 +76,8 @@ def _opts(folder, train, name, **overrides):
 
 def test_stages_run_in_order_and_each_step_is_evaluated_once(swag_files):
     folder, train = swag_files
-    task = RecordingSwag(_opts(folder, train, "periodic", eval_every_steps=2))
+    task = RecordingSwag(_opts(folder, train, "periodic", eval_every_steps=2,
+                               load_best_at_end=False))
     result = run_task(task, tf.distribute.get_strategy())
     assert result["train"]["step"] == 4                 # int(16 rows / 8 * 2 epochs)
     assert task.calls[:3] == ["prepare", "training_data", "load_eval_data"]
@@ -86,6 +87,17 @@ def test_stages_run_in_order_and_each_step_is_evaluated_once(swag_files):
     assert task.calls[-3:] == [("record_evaluation", 4, "artifact@4", True),
                                ("predict", 4, "artifact@4", accuracy),
                                ("export_options", True)]
+
+
+def test_with_the_best_weights_loaded_the_final_evaluation_is_the_best_steps(swag_files):
+    folder, train = swag_files
+    task = RecordingSwag(_opts(folder, train, "best", eval_every_steps=1,
+                               load_best_at_end=True))
+    result = run_task(task, tf.distribute.get_strategy())
+    best = result["best_step"]
+    assert [c[1] for c in task.calls if c[0] == "evaluate"] == [1, 2, 3, 4]
+    assert ("record_evaluation", best, f"artifact@{best}", True) in task.calls
+    assert result["eval"]["global_step"] == best
 
 
 def test_without_periodic_evaluation_the_final_one_runs_after_training(swag_files):

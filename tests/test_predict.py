@@ -661,6 +661,50 @@ def test_windowed_export_and_checkpoint_read_long_documents_alike(classifier, wi
                                    list(b["probabilities"].values()), atol=1e-6)
 
 
+def test_a_runs_recorded_options_stand_in_for_flags_not_given(classifier, long_documents,
+                                                             tmp_path):
+    """A checkpoint folder with the run_options.json a run_classifier --doc_stride run writes:
+    predict reads its windows and sequence length from there (--labels only), as if given;
+    a flag given still wins."""
+    from bert_tf.config import BertConfig
+    from bert_tf.jobs.classifier import ClassifierOptions, ClassifierTask
+    from bert_tf.jobs.driver import record_options
+    folder = tmp_path / "run"
+    shutil.copytree(os.path.dirname(classifier["checkpoint"]), folder)
+    model = str(folder / os.path.basename(classifier["checkpoint"]))
+    opts = ClassifierOptions(config=BertConfig.from_preset("tiny"), output_dir=str(folder),
+                             task_name="generic", max_seq_length=SST_SEQ,
+                             doc_stride=WINDOW_STRIDE, window_pooling="max",
+                             max_windows=MAX_WINDOWS)
+    record_options(ClassifierTask(opts))
+    texts = long_documents
+    recorded = run(PredictOptions(model=model, texts=texts,
+                                  checkpoint=CheckpointSettings(labels=SST_LABELS)))
+    given = run(PredictOptions(model=model, texts=texts, doc_stride=WINDOW_STRIDE,
+                               checkpoint=CheckpointSettings(
+                                   labels=SST_LABELS, max_seq_length=SST_SEQ,
+                                   window_pooling="max", max_windows=MAX_WINDOWS)))
+    expected = _windowed_reference(classifier["model"], texts)
+    for a, b, reference in zip(recorded, given, expected):
+        np.testing.assert_allclose(list(a["probabilities"].values()),
+                                   list(b["probabilities"].values()), atol=1e-6)
+        np.testing.assert_allclose(list(a["probabilities"].values()), reference, atol=1e-5)
+    mean_pooled = run(PredictOptions(model=model, texts=texts, checkpoint=CheckpointSettings(
+        labels=SST_LABELS, window_pooling="mean")))
+    gaps = [abs(a["probabilities"]["1"] - b["probabilities"]["1"])
+            for a, b in zip(recorded, mean_pooled)]
+    assert max(gaps) > 1e-4
+
+
+def test_a_broken_run_options_file_is_named(classifier, tmp_path):
+    folder = tmp_path / "run"
+    shutil.copytree(os.path.dirname(classifier["checkpoint"]), folder)
+    (folder / "run_options.json").write_text("{\"options\": [1, 2]}\n")
+    with pytest.raises(InputError, match=r"run_options.json: not a run_options.json"):
+        run(PredictOptions(model=str(folder / os.path.basename(classifier["checkpoint"])),
+                           texts=["a text"], checkpoint=CheckpointSettings(labels=SST_LABELS)))
+
+
 def test_window_flags_are_refused_where_they_do_not_apply(classifier, windowed_export, tagger):
     version, _ = windowed_export
     with pytest.raises(InputError, match=r"--doc_stride: the SavedModel .* fixed its windows at "

@@ -1,9 +1,9 @@
 """One fine-tuning driver for every task. A FinetuneTask says what is particular to its task:
 how its data is read, which model and loss it trains, how a model is evaluated, what it
 predicts and how it is exported. run_task owns everything else, in one order for all tasks:
-output_dir, the training-step count, the trainer, training with periodic evaluation (best
-checkpoint, early stopping, best weights at the end), the final evaluation, prediction and
-export.
+output_dir (with run_options.json when training), the training-step count, the trainer,
+training with periodic evaluation (best checkpoint, early stopping, best weights at the end),
+the final evaluation, prediction and export.
 
     class MyTask(FinetuneTask):
         head = "classifier"
@@ -12,10 +12,14 @@ export.
 """
 
 import dataclasses
+import json
 import logging
+import os
 
+from bert_tf import fileio
 from bert_tf.jobs.common import build_trainer, export_model, record_eval, start
 from bert_tf.jobs.finetune import train_steps, train_with_evaluation
+from bert_tf.options import option_values
 
 logger = logging.getLogger("bert_tf")
 
@@ -101,6 +105,17 @@ class FinetuneTask:
         return {}
 
 
+def record_options(task):
+    """Writes output_dir/run_options.json (the task's head and every option of the run, as
+    flags name them: what bert_tf.predict reads a checkpoint's input settings from, and a
+    record of the command). Returns {its name: its text} for best/."""
+    from bert_tf.serving.names import RUN_OPTIONS
+    text = json.dumps({"task": task.head, "options": option_values(task.opts)}, indent=2,
+                      sort_keys=True, default=str) + "\n"
+    fileio.atomic_write_text(os.path.join(task.opts.output_dir, RUN_OPTIONS), text)
+    return {RUN_OPTIONS: text}
+
+
 def run_task(task, strategy):
     """Trains, evaluates, predicts and/or exports as the options of `task` say. Returns
     {"train", "eval", "predict", "export"} (each None when not run) and "best_step" with
@@ -108,7 +123,9 @@ def run_task(task, strategy):
     command to resume."""
     opts = task.opts
     start(opts)
-    best_files = task.prepare()
+    best_files = dict(task.prepare())
+    if opts.do_train:
+        best_files.update(record_options(task))
     training, steps, warmup = None, 1, 0
     if opts.do_train:
         training = task.training_data()

@@ -79,6 +79,7 @@ def load(opts, rows):
             _check_saved_model_stride(predictor, version)
         _log_threshold(predictor)
         return predictor
+    opts = with_recorded_options(opts)
     resolved = loading.resolve_checkpoint(opts.model, opts.task, opts.checkpoint)
     task = resolved.task
     _check_checkpoint_options(opts, task)
@@ -93,6 +94,39 @@ def load(opts, rows):
                                         doc_stride=opts.doc_stride)
     _log_threshold(predictor)
     return predictor
+
+
+# Settings a checkpoint's run recorded (run_options.json) that predict takes over when the
+# command line does not give them: other input settings than the model was trained with would
+# change its predictions without an error.
+RECORDED_SETTINGS = ("max_seq_length", "do_lower_case", "max_query_length", "max_answer_length")
+RECORDED_WINDOWS = ("window_pooling", "max_windows")     # with doc_stride windows only
+
+
+def with_recorded_options(opts):
+    """`opts` with the settings not given taken from the run_options.json beside the
+    checkpoint (run_classifier's, run_ner's or run_squad's --doc_stride included; a
+    classifier's 0 means it truncated), logged."""
+    recorded, path = loading.recorded_options(opts.model)
+    if not recorded:
+        return opts
+    settings, taken = opts.checkpoint, {}
+    for name in RECORDED_SETTINGS:
+        if getattr(settings, name) is None and recorded.get(name) is not None:
+            taken[name] = recorded[name]
+    doc_stride = opts.doc_stride
+    if doc_stride is None and recorded.get("doc_stride"):
+        doc_stride = recorded["doc_stride"]
+    if doc_stride:
+        for name in RECORDED_WINDOWS:
+            if getattr(settings, name) is None and recorded.get(name) is not None:
+                taken[name] = recorded[name]
+    shown = dict(taken, **({"doc_stride": doc_stride} if doc_stride != opts.doc_stride else {}))
+    if shown:
+        logger.info("from %s (the run's options): %s", path,
+                    " ".join(f"--{k}={v}" for k, v in sorted(shown.items())))
+    return dataclasses.replace(opts, doc_stride=doc_stride,
+                               checkpoint=dataclasses.replace(settings, **taken))
 
 
 def _check_saved_model_stride(predictor, version):

@@ -18,6 +18,8 @@ ASSETS_EXTRA = "assets.extra"
 EXPORT_INFO = "export_info.json"      # in ASSETS_EXTRA: the task, labels, lengths, ...
 LABELS_FILE = "label_list.txt"        # a run's label list, one per line in class-id order
                                       # (run_ner, run_classifier; beside its checkpoints)
+RUN_OPTIONS = "run_options.json"      # a fine-tuning run's options (beside its checkpoints):
+                                      # what bert_tf.predict reads its input settings from
 
 # Tasks whose texts can be read in long-text windows (run_classifier --doc_stride; an export's
 # or a checkpoint's --doc_stride, --window_pooling, --max_windows).
