@@ -17,6 +17,8 @@ regression, SQuAD, tagger (NER), multiple-choice (SWAG), fill-mask or bare encod
       --export_dir=serving/fill_mask
 """
 
+import logging
+
 from absl import flags
 
 from bert_tf import cli
@@ -77,6 +79,24 @@ flags.DEFINE_bool("text_signatures", True,
                   "core-TensorFlow signatures.")
 
 
+def recorded_settings():
+    """Input settings not given take the values of the run_options.json beside
+    --init_checkpoint (a fine-tuning run's output_dir or best/), logged."""
+    from bert_tf.checkpoints.run_options import read_run_options, settings_from_run
+    from bert_tf.checkpoints.run_options import SETTINGS, WINDOW_SETTINGS
+    if not FLAGS.init_checkpoint:
+        return
+    recorded, path = read_run_options(FLAGS.init_checkpoint)
+    names = SETTINGS + WINDOW_SETTINGS + ("doc_stride",)
+    taken = settings_from_run(recorded, {name for name in names if FLAGS[name].present})
+    for name, value in taken.items():
+        FLAGS[name].value = value
+    if taken:
+        logging.getLogger("bert_tf").info(
+            "from %s (the run's options): %s", path,
+            " ".join(f"--{k}={v}" for k, v in sorted(taken.items())))
+
+
 def main(argv):
     del argv
     from bert_tf.serving.job import ExportOptions, run
@@ -84,6 +104,7 @@ def main(argv):
     config = None
     if FLAGS.bert_config_file or FLAGS.model_preset:
         config = common.config_from_flags()
+    recorded_settings()
     opts = ExportOptions(
         export_dir=FLAGS.export_dir, init_checkpoint=FLAGS.init_checkpoint, task=FLAGS.task,
         task_name=FLAGS.task_name, config=config, vocab_file=FLAGS.vocab_file,

@@ -661,22 +661,27 @@ def test_windowed_export_and_checkpoint_read_long_documents_alike(classifier, wi
                                    list(b["probabilities"].values()), atol=1e-6)
 
 
-def test_a_runs_recorded_options_stand_in_for_flags_not_given(classifier, long_documents,
-                                                             tmp_path):
-    """A checkpoint folder with the run_options.json a run_classifier --doc_stride run writes:
-    predict reads its windows and sequence length from there (--labels only), as if given;
-    a flag given still wins."""
+def _windowed_run_folder(classifier, folder):
+    """The SST-2 classifier checkpoint in `folder` with the run_options.json a run_classifier
+    --doc_stride run writes there; returns the checkpoint path."""
     from bert_tf.config import BertConfig
     from bert_tf.jobs.classifier import ClassifierOptions, ClassifierTask
     from bert_tf.jobs.driver import record_options
-    folder = tmp_path / "run"
     shutil.copytree(os.path.dirname(classifier["checkpoint"]), folder)
-    model = str(folder / os.path.basename(classifier["checkpoint"]))
     opts = ClassifierOptions(config=BertConfig.from_preset("tiny"), output_dir=str(folder),
                              task_name="generic", max_seq_length=SST_SEQ,
                              doc_stride=WINDOW_STRIDE, window_pooling="max",
                              max_windows=MAX_WINDOWS)
     record_options(ClassifierTask(opts))
+    return str(folder / os.path.basename(classifier["checkpoint"]))
+
+
+def test_a_runs_recorded_options_stand_in_for_flags_not_given(classifier, long_documents,
+                                                             tmp_path):
+    """A checkpoint folder with the run_options.json a run_classifier --doc_stride run writes:
+    predict reads its windows and sequence length from there (--labels only), as if given;
+    a flag given still wins."""
+    model = _windowed_run_folder(classifier, tmp_path / "run")
     texts = long_documents
     recorded = run(PredictOptions(model=model, texts=texts,
                                   checkpoint=CheckpointSettings(labels=SST_LABELS)))
@@ -694,6 +699,14 @@ def test_a_runs_recorded_options_stand_in_for_flags_not_given(classifier, long_d
     gaps = [abs(a["probabilities"]["1"] - b["probabilities"]["1"])
             for a, b in zip(recorded, mean_pooled)]
     assert max(gaps) > 1e-4
+
+
+def test_export_savedmodel_takes_a_runs_recorded_windows(classifier, tmp_path):
+    model = _windowed_run_folder(classifier, tmp_path / "run")
+    _, info = support.run_export_script(model, str(tmp_path / "export"), "--task=classifier",
+                                        "--labels=0,1")
+    assert (info["seq_length"], info["window_stride"], info["window_pooling"],
+            info["max_windows"]) == (SST_SEQ, WINDOW_STRIDE, "max", MAX_WINDOWS)
 
 
 def test_a_broken_run_options_file_is_named(classifier, tmp_path):

@@ -96,35 +96,24 @@ def load(opts, rows):
     return predictor
 
 
-# Settings a checkpoint's run recorded (run_options.json) that predict takes over when the
-# command line does not give them: other input settings than the model was trained with would
-# change its predictions without an error.
-RECORDED_SETTINGS = ("max_seq_length", "do_lower_case", "max_query_length", "max_answer_length")
-RECORDED_WINDOWS = ("window_pooling", "max_windows")     # with doc_stride windows only
-
-
 def with_recorded_options(opts):
-    """`opts` with the settings not given taken from the run_options.json beside the
-    checkpoint (run_classifier's, run_ner's or run_squad's --doc_stride included; a
-    classifier's 0 means it truncated), logged."""
-    recorded, path = loading.recorded_options(opts.model)
-    if not recorded:
+    """`opts` with the input settings the command line does not give taken from the
+    run_options.json beside the checkpoint (bert_tf.checkpoints.run_options), logged."""
+    from bert_tf.checkpoints.run_options import read_run_options, settings_from_run
+    try:
+        recorded, path = read_run_options(opts.model)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    settings = opts.checkpoint
+    given = {f.name for f in dataclasses.fields(settings) if getattr(settings, f.name) is not None}
+    if opts.doc_stride is not None:
+        given.add("doc_stride")
+    taken = settings_from_run(recorded, given)
+    if not taken:
         return opts
-    settings, taken = opts.checkpoint, {}
-    for name in RECORDED_SETTINGS:
-        if getattr(settings, name) is None and recorded.get(name) is not None:
-            taken[name] = recorded[name]
-    doc_stride = opts.doc_stride
-    if doc_stride is None and recorded.get("doc_stride"):
-        doc_stride = recorded["doc_stride"]
-    if doc_stride:
-        for name in RECORDED_WINDOWS:
-            if getattr(settings, name) is None and recorded.get(name) is not None:
-                taken[name] = recorded[name]
-    shown = dict(taken, **({"doc_stride": doc_stride} if doc_stride != opts.doc_stride else {}))
-    if shown:
-        logger.info("from %s (the run's options): %s", path,
-                    " ".join(f"--{k}={v}" for k, v in sorted(shown.items())))
+    logger.info("from %s (the run's options): %s", path,
+                " ".join(f"--{k}={v}" for k, v in sorted(taken.items())))
+    doc_stride = taken.pop("doc_stride", opts.doc_stride)
     return dataclasses.replace(opts, doc_stride=doc_stride,
                                checkpoint=dataclasses.replace(settings, **taken))
 

@@ -26,9 +26,10 @@ import logging
 import os
 
 from bert_tf import fileio
+from bert_tf.checkpoints.run_options import beside as _beside
 from bert_tf.prediction.inputs import InputError
 from bert_tf.serving import names
-from bert_tf.serving.names import EXPORT_INFO, LABELS_FILE, RUN_OPTIONS, WINDOW_TASKS
+from bert_tf.serving.names import EXPORT_INFO, LABELS_FILE, WINDOW_TASKS
 
 logger = logging.getLogger("bert_tf")
 
@@ -231,31 +232,6 @@ def _hf_labels(location, units):
     if not labels or labels == [f"LABEL_{i}" for i in range(len(labels))]:
         return None
     return labels if units in (None, len(labels)) else None
-
-
-def recorded_options(path):
-    """(options, file) of the run_options.json a fine-tuning run wrote beside checkpoint
-    `path` (bert_tf.jobs.driver.record_options), or ({}, None) when there is none."""
-    found = _beside(path, RUN_OPTIONS)
-    if not found:
-        return {}, None
-    try:
-        with fileio.open_binary(found) as f:
-            options = json.loads(f.read().decode("utf-8"))["options"]
-        if not isinstance(options, dict):
-            raise TypeError(f"`options` is a {type(options).__name__}")
-    except (ValueError, KeyError, TypeError) as e:
-        raise InputError(f"{found}: not a run_options.json as bert_tf's runners write it "
-                         f"({e}); move it away or fix it") from None
-    return options, found
-
-
-def _beside(path, name):
-    """`name` in the checkpoint's folder (`path` a folder or a prefix), if it exists."""
-    path = os.fspath(path)
-    folder = path if fileio.isdir(path) else os.path.dirname(os.path.abspath(path))
-    candidate = os.path.join(folder, name)
-    return candidate if fileio.exists(candidate) else None
 
 
 def resolve_checkpoint(path, task, settings):
