@@ -71,6 +71,24 @@ def test_patience_counts_evaluations_in_a_row_without_improvement(tmp_path):
     assert keeper.evaluations_without_improvement() == 2
 
 
+def test_a_worker_that_is_not_the_chief_decides_alike_but_writes_nothing(tmp_path):
+    """MultiWorkerMirroredStrategy: every worker evaluates and saves (saving may need them
+    all), so every worker stops at the same step; only the chief's files stay."""
+    scripted = {1: 0.5, 2: 0.7, 3: 0.6, 4: 0.6}
+    chief_saves, worker_saves = [], []
+    chief = BestKeeper(str(tmp_path / "chief"), "f1", _scripted(scripted),
+                       save_fn=_saver(chief_saves), patience=2)
+    worker = BestKeeper(str(tmp_path / "worker"), "f1", _scripted(scripted),
+                        save_fn=_saver(worker_saves), patience=2, is_chief=False)
+    assert [chief(step) for step in scripted] == [worker(step) for step in scripted] == [
+        False, False, False, True]
+    assert (worker.best, worker.best_step) == (chief.best, chief.best_step) == (0.7, 2)
+    assert len(worker_saves) == len(chief_saves) == 2
+    assert not (tmp_path / "worker").exists()              # no best/, no history
+    assert (tmp_path / "chief" / "best" / "eval_results.txt").exists()
+    assert len(_history(tmp_path / "chief")) == 4
+
+
 def test_a_restarted_keeper_resumes_from_best_and_the_history(tmp_path):
     values = {1: 0.5, 2: 0.8, 3: 0.7, 4: 0.6, 5: 0.75, 6: 0.9}
     first = BestKeeper(str(tmp_path), "f1", _scripted(values), save_fn=_saver([]), patience=3)

@@ -13,6 +13,7 @@ from bert_tf import fileio
 from bert_tf.jobs.common import TrainingOptions, write_eval_summary
 from bert_tf.options import option
 from bert_tf.training.best import BestKeeper, EvaluationOptions
+from bert_tf.training.distribution import is_chief
 
 logger = logging.getLogger("bert_tf")
 
@@ -170,17 +171,19 @@ def train_with_evaluation(opts, setup, train_fn, steps, warmup, what, head, eval
     if every:
         if evaluate_fn is None or not (opts.keep_best_metric or default_metric):
             raise ValueError("--eval_every_steps: this runner has no periodic evaluation")
+        chief = is_chief(trainer.strategy)    # MultiWorker: only the chief writes files
         resumed = trainer.step if trainer.restore() else 0
 
         def evaluate_periodically(step):
             values = dict(evaluate_fn(step), global_step=step)
-            write_eval_summary(opts.output_dir, step, values)
+            if chief:
+                write_eval_summary(opts.output_dir, step, values)
             return values
 
         keeper = BestKeeper(opts.output_dir, opts.keep_best_metric or default_metric,
                             evaluate_periodically, model=setup.model, vocab_file=opts.vocab_file,
                             files=best_files, patience=opts.early_stopping_patience,
-                            resumed_step=resumed)
+                            resumed_step=resumed, is_chief=chief)
 
         def after_loop(step, values):
             if step % every and step < steps:

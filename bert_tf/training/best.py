@@ -17,6 +17,8 @@ import json
 import logging
 import math
 import os
+import shutil
+import tempfile
 
 from bert_tf import fileio
 from bert_tf.options import option
@@ -76,10 +78,15 @@ class BestKeeper:
     survives a restart: the best value comes from best/eval_results.txt when it was kept for
     the same metric, the evaluations without improvement from eval_history.jsonl (entries after
     `resumed_step`, the step the run resumed from, are dropped: they will be redone).
+
+    is_chief=False (a MultiWorkerMirroredStrategy worker other than the chief): evaluates and
+    decides as the chief does (every worker must take part in the same steps), but saves best/
+    into a temporary folder it deletes (saving may need every worker) and writes no history.
     """
 
     def __init__(self, output_dir, metric, evaluate_fn, *, model=None, vocab_file=None,
-                 save_fn=None, files=None, lower_is_better=None, patience=0, resumed_step=0):
+                 save_fn=None, files=None, lower_is_better=None, patience=0, resumed_step=0,
+                 is_chief=True):
         if save_fn is None and model is None:
             raise ValueError("BestKeeper needs a model or a save_fn")
         self.metric, self.evaluate_fn = metric, evaluate_fn
@@ -87,6 +94,7 @@ class BestKeeper:
         self.files = dict(files or {})
         self.lower_is_better = minimised(metric) if lower_is_better is None else lower_is_better
         self.patience = patience
+        self.is_chief = is_chief
         self.best_dir = os.path.join(output_dir, BEST_DIR)
         self.history_path = os.path.join(output_dir, HISTORY_FILE)
         self.history = [h for h in self._read_history() if h["step"] <= resumed_step]
@@ -112,6 +120,8 @@ class BestKeeper:
             return [json.loads(line) for line in f.read().decode("utf-8").splitlines() if line]
 
     def _write_history(self):
+        if not self.is_chief:
+            return
         fileio.atomic_write_text(self.history_path,
                                  "".join(json.dumps(h) + "\n" for h in self.history))
 
@@ -159,24 +169,35 @@ class BestKeeper:
         return False
 
     def _save_best(self, step, values):
-        from bert_tf.metrics.results import write_eval_results
         # eval_results.txt last: on a URL, where best/ is replaced file by file, a restart
         # that finds it finds the whole checkpoint
-        with fileio.atomic_dir(self.best_dir, last=(RESULTS_FILE,)) as tmp:
-            if self.save_fn is not None:
-                self.save_fn(tmp)
-            else:
-                from bert_tf.checkpoints import save_weights
-                save_weights(self.model, tmp, "native", vocab_file=self.vocab_file)
-            for name, text in self.files.items():
-                with open(os.path.join(tmp, name), "w", encoding="utf-8") as f:
-                    f.write(text)
-            write_eval_results(os.path.join(tmp, RESULTS_FILE),
-                               dict({k: v for k, v in values.items() if _number(v)},
-                                    global_step=step, best_metric=self.metric))
+        if self.is_chief:
+            with fileio.atomic_dir(self.best_dir, last=(RESULTS_FILE,)) as tmp:
+                self._write_best(tmp, step, values)
+        else:
+            tmp = tempfile.mkdtemp(prefix="bert_tf-worker-best-")
+            try:
+                self._write_best(tmp, step, values)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
         self.best, self.best_step = float(values[self.metric]), step
-        logger.info("new best %s = %.4f at step %d: saved in %s", self.metric, self.best, step,
-                    self.best_dir)
+        if self.is_chief:
+            logger.info("new best %s = %.4f at step %d: saved in %s", self.metric, self.best,
+                        step, self.best_dir)
+
+    def _write_best(self, folder, step, values):
+        from bert_tf.metrics.results import write_eval_results
+        if self.save_fn is not None:
+            self.save_fn(folder)
+        else:
+            from bert_tf.checkpoints import save_weights
+            save_weights(self.model, folder, "native", vocab_file=self.vocab_file)
+        for name, text in self.files.items():
+            with open(os.path.join(folder, name), "w", encoding="utf-8") as f:
+                f.write(text)
+        write_eval_results(os.path.join(folder, RESULTS_FILE),
+                           dict({k: v for k, v in values.items() if _number(v)},
+                                global_step=step, best_metric=self.metric))
 
     def load_best(self, model=None):
         """Loads best/ into `model` (default: the keeper's); returns the LoadReport."""

@@ -9,6 +9,16 @@ logger = logging.getLogger(__name__)
 STRATEGIES = ("default", "one_device", "mirrored", "multi_worker", "tpu")
 
 
+def is_chief(strategy):
+    """Whether this process writes the run's files: always, but under MultiWorkerMirrored-
+    Strategy only the chief (task "chief", or "worker" 0 when there is no chief)."""
+    resolver = getattr(strategy, "cluster_resolver", None)
+    if resolver is None or not resolver.task_type:
+        return True
+    return resolver.task_type == "chief" or (resolver.task_type == "worker"
+                                             and resolver.task_id == 0)
+
+
 def tpu_cluster_resolver(tpu_name=None, tpu_zone=None, gcp_project=None, master=None):
     """google-research's TPU flags -> TPUClusterResolver (`master` wins over `tpu_name`)."""
     return tf.distribute.cluster_resolver.TPUClusterResolver(

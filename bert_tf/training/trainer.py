@@ -17,6 +17,7 @@ import threading
 import keras
 import tensorflow as tf
 
+from bert_tf.training.distribution import is_chief
 from bert_tf.training.progress import ProgressLogger
 
 logger = logging.getLogger("bert_tf")
@@ -85,11 +86,7 @@ class Trainer:
         return int(self.optimizer.iterations.numpy())
 
     def _is_chief(self):
-        resolver = getattr(self.strategy, "cluster_resolver", None)
-        if resolver is None or not resolver.task_type:
-            return True
-        return resolver.task_type == "chief" or (resolver.task_type == "worker"
-                                                 and resolver.task_id == 0)
+        return is_chief(self.strategy)
 
     def _checkpoint_dir(self):
         # Every MultiWorkerMirroredStrategy worker must write; only the chief's copy is kept.
