@@ -185,6 +185,31 @@ def test_unused_checkpoint_heads_are_reported_as_unexpected(tmp_path):
 
 
 # ------------------------------------------------------------------ HuggingFace
+@pytest.mark.parametrize("build, architecture, task, units", [
+    (lambda: BertClassifier(BertEncoder(TINY), 3), "BertForSequenceClassification",
+     "classifier", 3),
+    (lambda: BertClassifier(BertEncoder(TINY), 1), "BertForSequenceClassification",
+     "regression", 1),
+    (lambda: bert_tf.BertTokenClassifier(BertEncoder(TINY), 5), "BertForTokenClassification",
+     "tagger", 5),
+    (lambda: bert_tf.BertMultipleChoice(BertEncoder(TINY)), "BertForMultipleChoice",
+     "multiple_choice", 1),
+    (lambda: BertSpanLabeler(BertEncoder(TINY)), "BertForQuestionAnswering", "squad", 2),
+    (lambda: BertPretrainer(BertEncoder(TINY)), "BertForPreTraining", "pretraining", None),
+    (lambda: BertEncoder(TINY), "BertModel", "encoder", None),
+])
+def test_hf_config_names_the_task_models_class(tmp_path, build, architecture, task, units):
+    """transformers' Auto classes and bert_tf.predict read the head from `architectures`
+    (a classifier's label count from id2label)."""
+    from bert_tf.prediction.loading import checkpoint_head
+    folder = save_weights(build(), tmp_path / "hf", "hf")
+    config = json.loads((tmp_path / "hf" / "config.json").read_text())
+    assert config["architectures"] == [architecture]
+    if architecture in ("BertForSequenceClassification", "BertForTokenClassification"):
+        assert len(config["id2label"]) == units
+    assert checkpoint_head(folder)[:2] == (task, units)
+
+
 def test_hf_write_read_round_trip_with_heads(tmp_path):
     from safetensors.numpy import load_file
     model = BertPretrainer(BertEncoder(TINY))

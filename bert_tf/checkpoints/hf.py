@@ -2,13 +2,14 @@
 safetensors' numpy API: no PyTorch needed."""
 
 import collections
+import json
 import os
 import re
 
 import numpy as np
 from safetensors.numpy import load_file, save_file
 
-from bert_tf.fileio import atomic_path
+from bert_tf.fileio import atomic_path, atomic_write_text
 
 WEIGHTS_FILE = "model.safetensors"
 
@@ -121,9 +122,32 @@ def read_hf(path, classifier_task="classifier"):
     return arrays, unmapped
 
 
+_ARCHITECTURES = {"classifier": "BertForSequenceClassification",
+                  "tagger": "BertForTokenClassification",
+                  "multiple_choice": "BertForMultipleChoice"}
+
+
+def hf_architecture(arrays):
+    """(the transformers class whose layout the heads in `arrays` (google names) are, number
+    of labels for a sequence or token classifier, else None)."""
+    if "cls/squad/output_weights" in arrays:
+        return "BertForQuestionAnswering", None
+    for task, prefix in _CLASSIFIER_PREFIX.items():
+        if prefix + "output_weights" in arrays:
+            units = int(arrays[prefix + "output_weights"].shape[0])
+            return _ARCHITECTURES[task], None if task == "multiple_choice" else units
+    if "cls/seq_relationship/output_weights" in arrays:
+        return "BertForPreTraining", None
+    if any(name.startswith("cls/predictions/") for name in arrays):
+        return "BertForMaskedLM", None
+    return "BertModel", None
+
+
 def write_hf(arrays, folder, config):
     """Writes model.safetensors (+ config.json) in HF layout; `bert.` prefix when heads exist,
-    as BertForPreTraining / BertForSequenceClassification / ... save it."""
+    as BertForPreTraining / BertForSequenceClassification / ... save it. config.json names
+    that class in `architectures` (and a classifier's label count as id2label), so
+    transformers' Auto classes and bert_tf.predict know the head."""
     has_heads = any(not n.startswith("bert/") for n in arrays)
     tensors = {}
     for name, value in arrays.items():
@@ -134,5 +158,12 @@ def write_hf(arrays, folder, config):
     os.makedirs(folder, exist_ok=True)
     with atomic_path(os.path.join(folder, WEIGHTS_FILE)) as tmp:
         save_file(tensors, tmp, metadata={"format": "pt"})
-    config.to_json_file(os.path.join(folder, "config.json"), format="hf")
+    values = config.to_hf_dict()
+    architecture, num_labels = hf_architecture(arrays)
+    values["architectures"] = [architecture]
+    if num_labels:
+        values["id2label"] = {str(i): f"LABEL_{i}" for i in range(num_labels)}
+        values["label2id"] = {f"LABEL_{i}": i for i in range(num_labels)}
+    atomic_write_text(os.path.join(folder, "config.json"),
+                      json.dumps(values, indent=2) + "\n")
     return folder

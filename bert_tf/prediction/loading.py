@@ -191,8 +191,8 @@ def checkpoint_head(path):
 def _hf_head(location):
     """(task, units) of a HuggingFace model.safetensors from its tensor names: qa_outputs is
     SQuAD, cls.predictions pre-training, no head a bare encoder; `classifier.*` serves three
-    task models, told apart only by config.json's `architectures` (None when it does not say:
-    bert_tf writes "BertModel" there)."""
+    task models, told apart only by config.json's `architectures` (None when it does not
+    say)."""
     from safetensors import safe_open
 
     from bert_tf.checkpoints.hf import WEIGHTS_FILE
