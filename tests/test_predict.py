@@ -777,8 +777,11 @@ def test_export_options_window_rules(classifier, tmp_path):
     windowed = resolve(task="regression", doc_stride=32, window_pooling="max", max_windows=3)
     assert window_options(windowed) == {"window_stride": 32, "window_pooling": "max",
                                         "max_windows": 3}
-    with pytest.raises(ValueError, match="apply to --doc_stride windows"):
+    with pytest.raises(ValueError, match="^--max_windows applies to --doc_stride windows"):
         resolve(task="classifier", labels=SST_LABELS, max_windows=2)
+    with pytest.raises(ValueError, match=r"^--doc_stride=100 is larger than the window of "
+                                         r"--max_seq_length=64 \(62 WordPieces"):
+        resolve(task="classifier", labels=SST_LABELS, doc_stride=100, max_seq_length=64)
     with pytest.raises(ValueError, match="apply to tasks classifier, regression, multi_label "
                                          r"\(with --doc_stride\), not tagger"):
         resolve(task="tagger", labels=["O"], window_pooling="max")

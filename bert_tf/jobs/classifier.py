@@ -79,19 +79,11 @@ class ClassifierOptions(FinetuneOptions, ClassWeightOptions):
         if not self.tfds_name and not self.task_name:
             raise ValueError("--task_name is required (a GLUE task, xnli or generic)")
         self.validate_class_weights()
-        if self.doc_stride < 0 or self.max_windows < 0:
-            raise ValueError("--doc_stride and --max_windows must be >= 0")
-        given = non_defaults(self, ("window_pooling", "max_windows"))
-        if given and not self.doc_stride:
-            raise ValueError(f"{', '.join(given)} {'apply' if len(given) > 1 else 'applies'} "
-                             f"to --doc_stride windows: give --doc_stride")
+        from bert_tf.tokenization.windows import check_window_options
+        check_window_options(self.doc_stride, self.window_pooling, self.max_windows,
+                             self.max_seq_length,
+                             non_defaults(self, ("window_pooling", "max_windows")))
         if self.doc_stride:
-            window = self.max_seq_length - 2        # [CLS] text [SEP]
-            if self.doc_stride > window:
-                raise ValueError(f"--doc_stride={self.doc_stride} is larger than the window of "
-                                 f"--max_seq_length={self.max_seq_length} ({window} WordPieces "
-                                 f"of text): windows would skip text; use --doc_stride <= "
-                                 f"{window}")
             if self.jit_compile:
                 raise ValueError("--doc_stride with --jit_compile: every batch has its own "
                                  "number of windows, so XLA would compile the model again for "

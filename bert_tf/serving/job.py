@@ -123,13 +123,12 @@ class ExportOptions:
 def _check_windows(opts):
     """Long-text windows of a classifier, regression or multi_label export: run_classifier's
     rules for --doc_stride, --window_pooling and --max_windows (0 / None: truncate)."""
+    from bert_tf.tokenization.windows import check_window_options
     opts.doc_stride, opts.max_windows = opts.doc_stride or 0, opts.max_windows or 0
-    if opts.doc_stride < 0 or opts.max_windows < 0:
-        raise ValueError("--doc_stride and --max_windows must be >= 0")
-    if opts.window_pooling not in ("mean", "max"):
-        raise ValueError(f"--window_pooling must be mean or max, got {opts.window_pooling!r}")
-    if (opts.max_windows or opts.window_pooling != "mean") and not opts.doc_stride:
-        raise ValueError("--window_pooling and --max_windows apply to --doc_stride windows")
+    given = [flag for flag, set_ in (("--window_pooling", opts.window_pooling != "mean"),
+                                     ("--max_windows", bool(opts.max_windows))) if set_]
+    check_window_options(opts.doc_stride, opts.window_pooling, opts.max_windows,
+                         opts.max_seq_length, given)
 
 
 def _apply_task_name(opts):

@@ -13,6 +13,26 @@ import tensorflow as tf
 from bert_tf.tokenization import packing
 
 
+def check_window_options(doc_stride, window_pooling, max_windows, seq_length, given=()):
+    """The rules for long-text window options, shared by run_classifier and
+    export_savedmodel.py: --doc_stride and --max_windows >= 0 (0: truncate, all windows),
+    --window_pooling mean or max, the flags in `given` (of --window_pooling, --max_windows: the
+    ones set) only with a stride, and a stride no larger than the window (seq_length - 2
+    WordPieces of text: a larger one would skip text). Raises ValueError naming the flags."""
+    if doc_stride < 0 or max_windows < 0:
+        raise ValueError("--doc_stride and --max_windows must be >= 0")
+    if window_pooling not in ("mean", "max"):
+        raise ValueError(f"--window_pooling must be mean or max, got {window_pooling!r}")
+    if given and not doc_stride:
+        raise ValueError(f"{', '.join(given)} {'apply' if len(given) > 1 else 'applies'} to "
+                         f"--doc_stride windows: give --doc_stride")
+    window = seq_length - 2                 # [CLS] text [SEP]
+    if doc_stride > window:
+        raise ValueError(f"--doc_stride={doc_stride} is larger than the window of "
+                         f"--max_seq_length={seq_length} ({window} WordPieces of text): "
+                         f"windows would skip text; use --doc_stride <= {window}")
+
+
 def window_spans(lengths, window, stride, max_windows=0):
     """(window_example [N], start [N], end [N]) of the windows of texts of `lengths` [B]
     (int64). `window` is a scalar or [B]; `stride` a Python int >= 1; max_windows > 0 keeps
