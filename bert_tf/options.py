@@ -50,7 +50,8 @@ def _base_type(annotation):
     return args[0] if args else annotation
 
 
-def _default(field):
+def field_default(field):
+    """The value an option() field's flag defaults to."""
     if field.default_factory is not dataclasses.MISSING:
         return field.default_factory()
     if field.default is dataclasses.MISSING:
@@ -58,11 +59,21 @@ def _default(field):
     return field.default
 
 
+def field_help(field):
+    return field.metadata[_HELP]
+
+
+def field_choices(field):
+    """The values an option() field allows, or None when any value of its type goes."""
+    return field.metadata[_CHOICES]
+
+
 def non_defaults(options, names):
     """The flags ("--name") of `names` whose value in dataclass instance `options` is not the
     field's default: the options a command line (or caller) gave."""
     fields = {f.name: f for f in dataclasses.fields(options)}
-    return [f"--{name}" for name in names if getattr(options, name) != _default(fields[name])]
+    return [f"--{name}" for name in names
+            if getattr(options, name) != field_default(fields[name])]
 
 
 def option_values(options):
@@ -75,8 +86,8 @@ def define_flags(cls, names=None, flag_values=flags.FLAGS):
     """Defines one absl flag per option() field of `cls` (or of `names`), typed by its
     annotation: bool, int, float, str (an enum when the option has choices) or list."""
     for field in flag_fields(cls, names):
-        kind, default = _base_type(field.type), _default(field)
-        help_text, choices = field.metadata[_HELP], field.metadata[_CHOICES]
+        kind, default = _base_type(field.type), field_default(field)
+        help_text, choices = field_help(field), field_choices(field)
         args = (field.name, default, help_text)
         if choices:
             flags.DEFINE_enum(field.name, default, list(choices), help_text,

@@ -81,3 +81,14 @@ def test_non_defaults_names_the_options_a_command_line_gave():
 def test_options_stay_dataclasses_a_caller_can_replace():
     opts = SwagOptions(config=None, output_dir="/tmp/x")
     assert dataclasses.replace(opts, num_choices=3).num_choices == 3
+
+
+def test_docs_flags_md_is_generated_from_the_options():
+    """docs/flags.md lists every runner's flags as bert_tf.flag_reference prints them; after
+    changing an option, regenerate it: python -m bert_tf.flag_reference > docs/flags.md"""
+    from bert_tf.flag_reference import reference
+    from helpers import REPO
+    assert (REPO / "docs" / "flags.md").read_text(encoding="utf-8") == reference()
+    for flag in ("--doc_stride", "--multi_label", "--class_weights", "--eval_every_steps",
+                 "--freeze_layers", "--epochs_over", "--dynamic_masking"):
+        assert f"| `{flag}` |" in reference()
