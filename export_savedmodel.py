@@ -81,19 +81,28 @@ flags.DEFINE_bool("text_signatures", True,
 
 def recorded_settings():
     """Input settings not given take the values of the run_options.json beside
-    --init_checkpoint (a fine-tuning run's output_dir or best/), logged."""
-    from bert_tf.checkpoints.run_options import read_run_options, settings_from_run
-    from bert_tf.checkpoints.run_options import SETTINGS, WINDOW_SETTINGS
+    --init_checkpoint (a fine-tuning run's output_dir or best/) when that run trained the
+    task exported, logged."""
+    from bert_tf.checkpoints.run_options import (SETTINGS, WINDOW_SETTINGS, read_run_options,
+                                                 settings_from_run)
     if not FLAGS.init_checkpoint:
         return
-    recorded, path = read_run_options(FLAGS.init_checkpoint)
+    task = FLAGS.task
+    if task is None and FLAGS.task_name:
+        from bert_tf.data.classification.tasks import get_task_info
+        try:
+            task = "regression" if get_task_info(FLAGS.task_name).is_regression else "classifier"
+        except ValueError:
+            return                          # ExportOptions.resolve names the bad --task_name
     names = SETTINGS + WINDOW_SETTINGS + ("doc_stride",)
-    taken = settings_from_run(recorded, {name for name in names if FLAGS[name].present})
+    record = read_run_options(FLAGS.init_checkpoint)
+    taken = settings_from_run(record, {name: FLAGS[name].value for name in names
+                                       if FLAGS[name].present}, task)
     for name, value in taken.items():
         FLAGS[name].value = value
     if taken:
         logging.getLogger("bert_tf").info(
-            "from %s (the run's options): %s", path,
+            "from %s (the run's options): %s", record.path,
             " ".join(f"--{k}={v}" for k, v in sorted(taken.items())))
 
 

@@ -87,6 +87,10 @@ def test_a_worker_that_is_not_the_chief_decides_alike_but_writes_nothing(tmp_pat
     assert not (tmp_path / "worker").exists()              # no best/, no history
     assert (tmp_path / "chief" / "best" / "eval_results.txt").exists()
     assert len(_history(tmp_path / "chief")) == 4
+    # the worker's best weights: its own local copy, which the chief's writes cannot race
+    own = read_eval_results(f"{worker.best_dir}/eval_results.txt")
+    assert (own["global_step"], own["f1"]) == (2, 0.7)
+    assert str(tmp_path) not in worker.best_dir
 
 
 def test_a_restarted_keeper_resumes_from_best_and_the_history(tmp_path):

@@ -701,6 +701,25 @@ def test_a_runs_recorded_options_stand_in_for_flags_not_given(classifier, long_d
     assert max(gaps) > 1e-4
 
 
+def test_recorded_settings_follow_the_given_stride_and_the_models_task(caplog):
+    from bert_tf.checkpoints.run_options import RunRecord, settings_from_run
+    windowed = RunRecord("classifier", {"max_seq_length": 64, "do_lower_case": True,
+                                        "doc_stride": 48, "window_pooling": "max",
+                                        "max_windows": 6}, "run/run_options.json")
+    assert settings_from_run(windowed, {}, "classifier") == {
+        "max_seq_length": 64, "do_lower_case": True, "doc_stride": 48,
+        "window_pooling": "max", "max_windows": 6}
+    # --doc_stride=0 given: truncate, so the run's pooling and window limit do not apply
+    assert settings_from_run(windowed, {"doc_stride": 0, "max_seq_length": 128},
+                             "multi_label") == {"do_lower_case": True}
+    ner = RunRecord("tagging", {"max_seq_length": 32, "doc_stride": 16}, "ner/run_options.json")
+    assert settings_from_run(ner, {}, "tagger") == {"max_seq_length": 32, "doc_stride": 16}
+    with caplog.at_level("WARNING", logger="bert_tf"):
+        assert settings_from_run(ner, {}, "classifier") == {}
+        assert settings_from_run(windowed, {}, "encoder") == {}
+    assert "written by a tagging run; the model is a classifier model" in caplog.text
+
+
 def test_export_savedmodel_takes_a_runs_recorded_windows(classifier, tmp_path):
     model = _windowed_run_folder(classifier, tmp_path / "run")
     _, info = support.run_export_script(model, str(tmp_path / "export"), "--task=classifier",

@@ -4,15 +4,22 @@ export_savedmodel.py take from it when their command line does not give them: a 
 other inputs than it was trained on (another sequence length, no windows) predicts worse
 without any error."""
 
+import dataclasses
 import json
+import logging
 import os
 
 from bert_tf import fileio
-from bert_tf.serving.names import RUN_OPTIONS
+from bert_tf.serving.names import RUN_OPTIONS, WINDOW_TASKS
+
+logger = logging.getLogger("bert_tf")
 
 # What a checkpoint's reader takes from its run when not given; windows only with a stride.
 SETTINGS = ("max_seq_length", "do_lower_case", "max_query_length", "max_answer_length")
 WINDOW_SETTINGS = ("window_pooling", "max_windows")
+# The models (serving/predict task names) a run of each head trains.
+_HEAD_TASKS = {"classifier": WINDOW_TASKS, "tagging": ("tagger",), "span": ("squad",),
+               "multiple-choice": ("multiple_choice",)}
 
 
 def beside(path, name):
@@ -23,33 +30,58 @@ def beside(path, name):
     return candidate if fileio.exists(candidate) else None
 
 
+@dataclasses.dataclass
+class RunRecord:
+    """A run_options.json: the head the run trained (bert_tf.jobs.driver.FinetuneTask.head),
+    its options by flag name, and the file."""
+
+    head: str
+    options: dict
+    path: str
+
+    def serves(self, task):
+        """Whether a model of serving/predict `task` is what this run trained."""
+        return task in _HEAD_TASKS.get(self.head, ())
+
+
 def read_run_options(path):
-    """(options, file) of the run_options.json beside checkpoint `path`, or ({}, None) when
-    there is none; ValueError naming the file when it is not one bert_tf wrote."""
+    """The RunRecord of the run_options.json beside checkpoint `path`, or None when there is
+    none; ValueError naming the file when it is not one bert_tf wrote."""
     found = beside(path, RUN_OPTIONS)
     if not found:
-        return {}, None
+        return None
     try:
         with fileio.open_binary(found) as f:
-            options = json.loads(f.read().decode("utf-8"))["options"]
+            data = json.loads(f.read().decode("utf-8"))
+        options = data["options"]
         if not isinstance(options, dict):
             raise TypeError(f"`options` is a {type(options).__name__}")
+        return RunRecord(str(data["task"]), options, found)
     except (ValueError, KeyError, TypeError) as e:
         raise ValueError(f"{found}: not a run_options.json as bert_tf's runners write it "
                          f"({e}); move it away or fix it") from None
-    return options, found
 
 
-def settings_from_run(recorded, given):
-    """{setting: value} to take from a run's `recorded` options: SETTINGS and doc_stride the
-    caller did not give (names in `given`), and with a stride (given or the run's; a
-    run_classifier 0 means it truncated) the window settings not given."""
+def settings_from_run(record, given, task):
+    """{setting: value} to take from `record` (a RunRecord or None) for a model of `task`:
+    SETTINGS and doc_stride not in `given` ({name: value} of the settings the caller gives),
+    and, for a classifier, regression or multi_label model with a stride (the given one, else
+    the run's; a run_classifier 0 means it truncated), the window settings not given. Nothing
+    (with a warning) when the run trained another task: a file of a NER or SQuAD run beside a
+    classifier would otherwise cut its texts into windows."""
+    if record is None:
+        return {}
+    if not record.serves(task):
+        logger.warning("%s was written by a %s run; the model is a %s model: its options are "
+                       "not used", record.path, record.head, task)
+        return {}
+    recorded = record.options
     taken = {name: recorded[name] for name in SETTINGS
              if name not in given and recorded.get(name) is not None}
-    stride = "doc_stride" in given or recorded.get("doc_stride")
+    stride = given["doc_stride"] if "doc_stride" in given else recorded.get("doc_stride")
     if "doc_stride" not in given and recorded.get("doc_stride"):
         taken["doc_stride"] = recorded["doc_stride"]
-    if stride:
+    if stride and task in WINDOW_TASKS:
         taken.update({name: recorded[name] for name in WINDOW_SETTINGS
                       if name not in given and recorded.get(name) is not None})
     return taken

@@ -132,9 +132,12 @@ class SwagTask(FinetuneTask):
         self.num_choices = self.opts.num_choices
         return {}
 
-    def _data(self, path, what, limit=0, require_labels=False):
+    def _data(self, path, what, limit=0, require_labels=False, sets_export=True):
+        """`sets_export`: the export serves this file's number of choices (the training
+        file's, then --do_eval's, then --do_predict's)."""
         data = SwagData(self.opts, self.tokenizer, path, what, limit, require_labels)
-        self.num_choices = data.num_choices        # what the export serves: the latest file's
+        if sets_export:
+            self.num_choices = data.num_choices
         return data
 
     def training_data(self):
@@ -151,7 +154,8 @@ class SwagTask(FinetuneTask):
         return build_model(self.opts)
 
     def load_eval_data(self):
-        self.dev = self._data(self.opts.eval_file, "eval", self.opts.max_eval_examples, True)
+        self.dev = self._data(self.opts.eval_file, "eval", self.opts.max_eval_examples, True,
+                              sets_export=self.opts.do_eval)
 
     def evaluate(self, trainer, step):
         logits = self.dev.logits(trainer, self.opts.eval_batch_size, f"eval@{step}")

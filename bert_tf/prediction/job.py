@@ -79,8 +79,8 @@ def load(opts, rows):
             _check_saved_model_stride(predictor, version)
         _log_threshold(predictor)
         return predictor
-    opts = with_recorded_options(opts)
     resolved = loading.resolve_checkpoint(opts.model, opts.task, opts.checkpoint)
+    opts, resolved = with_recorded_options(opts, resolved)
     task = resolved.task
     _check_checkpoint_options(opts, task)
     # Rows are checked for the task's fields before the (slow) build.
@@ -96,26 +96,28 @@ def load(opts, rows):
     return predictor
 
 
-def with_recorded_options(opts):
-    """`opts` with the input settings the command line does not give taken from the
-    run_options.json beside the checkpoint (bert_tf.checkpoints.run_options), logged."""
+def with_recorded_options(opts, resolved):
+    """(opts, resolved) with the input settings the command line does not give taken from
+    the run_options.json beside the checkpoint, when its run trained this model's task
+    (bert_tf.checkpoints.run_options), logged."""
     from bert_tf.checkpoints.run_options import read_run_options, settings_from_run
     try:
-        recorded, path = read_run_options(opts.model)
+        record = read_run_options(opts.model)
     except ValueError as e:
         raise InputError(str(e)) from None
     settings = opts.checkpoint
-    given = {f.name for f in dataclasses.fields(settings) if getattr(settings, f.name) is not None}
+    given = {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)
+             if getattr(settings, f.name) is not None}
     if opts.doc_stride is not None:
-        given.add("doc_stride")
-    taken = settings_from_run(recorded, given)
+        given["doc_stride"] = opts.doc_stride
+    taken = settings_from_run(record, given, resolved.task)
     if not taken:
-        return opts
-    logger.info("from %s (the run's options): %s", path,
+        return opts, resolved
+    logger.info("from %s (the run's options): %s", record.path,
                 " ".join(f"--{k}={v}" for k, v in sorted(taken.items())))
     doc_stride = taken.pop("doc_stride", opts.doc_stride)
-    return dataclasses.replace(opts, doc_stride=doc_stride,
-                               checkpoint=dataclasses.replace(settings, **taken))
+    return (dataclasses.replace(opts, doc_stride=doc_stride),
+            dataclasses.replace(resolved, **taken))
 
 
 def _check_saved_model_stride(predictor, version):

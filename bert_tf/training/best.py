@@ -12,6 +12,7 @@ files let a restarted run carry on where the previous one stopped.
     stop = keeper(step)              # evaluate_fn(step) -> {metric: value, ...}
 """
 
+import atexit
 import dataclasses
 import json
 import logging
@@ -80,8 +81,10 @@ class BestKeeper:
     `resumed_step`, the step the run resumed from, are dropped: they will be redone).
 
     is_chief=False (a MultiWorkerMirroredStrategy worker other than the chief): evaluates and
-    decides as the chief does (every worker must take part in the same steps), but saves best/
-    into a temporary folder it deletes (saving may need every worker) and writes no history.
+    decides as the chief does (every worker must take part in the same steps; on a restart it
+    reads the chief's best/ and history, so output_dir must be one every worker sees), but
+    writes nothing there: it keeps its best weights in a local temporary folder (best_dir,
+    removed at exit), which load_best reads without racing the chief's writes.
     """
 
     def __init__(self, output_dir, metric, evaluate_fn, *, model=None, vocab_file=None,
@@ -95,7 +98,8 @@ class BestKeeper:
         self.lower_is_better = minimised(metric) if lower_is_better is None else lower_is_better
         self.patience = patience
         self.is_chief = is_chief
-        self.best_dir = os.path.join(output_dir, BEST_DIR)
+        self.best_dir = os.path.join(output_dir, BEST_DIR)   # a worker's own copy, once saved
+        self._own_copy = None
         self.history_path = os.path.join(output_dir, HISTORY_FILE)
         self.history = [h for h in self._read_history() if h["step"] <= resumed_step]
         self.best, self.best_step = None, None
@@ -178,8 +182,14 @@ class BestKeeper:
             tmp = tempfile.mkdtemp(prefix="bert_tf-worker-best-")
             try:
                 self._write_best(tmp, step, values)
-            finally:
+            except BaseException:
                 shutil.rmtree(tmp, ignore_errors=True)
+                raise
+            if self._own_copy is None:
+                atexit.register(lambda: shutil.rmtree(self._own_copy, ignore_errors=True))
+            else:
+                shutil.rmtree(self._own_copy, ignore_errors=True)
+            self.best_dir = self._own_copy = tmp
         self.best, self.best_step = float(values[self.metric]), step
         if self.is_chief:
             logger.info("new best %s = %.4f at step %d: saved in %s", self.metric, self.best,

@@ -95,10 +95,15 @@ class Trainer:
         return os.path.join(self.output_dir, f".worker_tmp_{self.strategy.cluster_resolver.task_id}")
 
     def restore(self):
-        """Restores the latest checkpoint of output_dir, if any; returns its path or None."""
-        if self.manager is None or not self.manager.latest_checkpoint:
+        """Restores the latest checkpoint of output_dir, if any; returns its path or None.
+        Every worker restores the chief's checkpoint (the others save only to a folder they
+        delete), so all resume at the same step; output_dir must be one every worker sees."""
+        if self.manager is None:
             return None
-        path = self.manager.latest_checkpoint
+        path = (self.manager.latest_checkpoint if self._is_chief()
+                else tf.train.latest_checkpoint(self.output_dir))
+        if not path:
+            return None
         self.checkpoint.restore(path).expect_partial()
         logger.info("resumed from %s at step %d", path, self.step)
         return path
