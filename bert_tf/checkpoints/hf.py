@@ -146,8 +146,8 @@ def hf_architecture(arrays):
 def write_hf(arrays, folder, config):
     """Writes model.safetensors (+ config.json) in HF layout; `bert.` prefix when heads exist,
     as BertForPreTraining / BertForSequenceClassification / ... save it. config.json names
-    that class in `architectures` (and a classifier's label count as id2label), so
-    transformers' Auto classes and bert_tf.predict know the head."""
+    that class in `architectures` and a classifier's label count as id2label, as transformers
+    writes them, so bert_tf.predict (and a reader of the folder) can tell the head."""
     has_heads = any(not n.startswith("bert/") for n in arrays)
     tensors = {}
     for name, value in arrays.items():
