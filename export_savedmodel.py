@@ -17,8 +17,6 @@ regression, SQuAD, tagger (NER), multiple-choice (SWAG), fill-mask or bare encod
       --export_dir=serving/fill_mask
 """
 
-import logging
-
 from absl import flags
 
 from bert_tf import cli
@@ -89,9 +87,9 @@ def recorded_settings():
         return
     task = FLAGS.task
     if task is None and FLAGS.task_name:
-        from bert_tf.data.classification.tasks import get_task_info
+        from bert_tf.serving.job import task_of_name
         try:
-            task = "regression" if get_task_info(FLAGS.task_name).is_regression else "classifier"
+            task = task_of_name(FLAGS.task_name)
         except ValueError:
             return                          # ExportOptions.resolve names the bad --task_name
     names = SETTINGS + WINDOW_SETTINGS + ("doc_stride",)
@@ -100,10 +98,6 @@ def recorded_settings():
                                        if FLAGS[name].present}, task)
     for name, value in taken.items():
         FLAGS[name].value = value
-    if taken:
-        logging.getLogger("bert_tf").info(
-            "from %s (the run's options): %s", record.path,
-            " ".join(f"--{k}={v}" for k, v in sorted(taken.items())))
 
 
 def main(argv):

@@ -66,9 +66,9 @@ def settings_from_run(record, given, task):
     """{setting: value} to take from `record` (a RunRecord or None) for a model of `task`:
     SETTINGS and doc_stride not in `given` ({name: value} of the settings the caller gives),
     and, for a classifier, regression or multi_label model with a stride (the given one, else
-    the run's; a run_classifier 0 means it truncated), the window settings not given. Nothing
-    (with a warning) when the run trained another task: a file of a NER or SQuAD run beside a
-    classifier would otherwise cut its texts into windows."""
+    the run's; a run_classifier 0 means it truncated), the window settings not given, logged.
+    Nothing (with a warning) when the run trained another task: a file of a NER or SQuAD run
+    beside a classifier would otherwise cut its texts into windows."""
     if record is None:
         return {}
     if not record.serves(task):
@@ -84,4 +84,7 @@ def settings_from_run(record, given, task):
     if stride and task in WINDOW_TASKS:
         taken.update({name: recorded[name] for name in WINDOW_SETTINGS
                       if name not in given and recorded.get(name) is not None})
+    if taken:
+        logger.info("from %s (the run's options): %s", record.path,
+                    " ".join(f"--{k}={v}" for k, v in sorted(taken.items())))
     return taken

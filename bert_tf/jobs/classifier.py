@@ -306,7 +306,6 @@ def class_weights(opts, data, train_columns):
     if data.is_regression:
         raise ValueError("--class_weights applies to classification, not regression")
     if not opts.do_train:
-        logger.info("--class_weights weights the training loss: unused without --do_train")
         return None
     from bert_tf.training.class_weights import describe, resolve_class_weights
     weights = resolve_class_weights(opts.class_weights, data.labels,

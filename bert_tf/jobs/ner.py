@@ -260,8 +260,6 @@ class NerTask(FinetuneTask):
 
     def loss(self, training):
         from bert_tf.tasks.tagging import TaggingTask
-        if training is None and self.opts.class_weights:
-            logger.info("--class_weights weights the training loss: unused without --do_train")
         weights = class_weights(self.opts, self.train, self.labels) if training else None
         return TaggingTask(weights)
 

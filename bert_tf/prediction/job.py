@@ -113,8 +113,6 @@ def with_recorded_options(opts, resolved):
     taken = settings_from_run(record, given, resolved.task)
     if not taken:
         return opts, resolved
-    logger.info("from %s (the run's options): %s", record.path,
-                " ".join(f"--{k}={v}" for k, v in sorted(taken.items())))
     doc_stride = taken.pop("doc_stride", opts.doc_stride)
     return (dataclasses.replace(opts, doc_stride=doc_stride),
             dataclasses.replace(resolved, **taken))

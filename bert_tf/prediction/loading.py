@@ -248,9 +248,8 @@ def resolve_checkpoint(path, task, settings):
                          f"version holding one) and not a checkpoint ({e})") from None
     where = f"--model {path} ({fmt} checkpoint)"
     if settings.task_name:
-        from bert_tf.data.classification.tasks import get_task_info
-        info = get_task_info(settings.task_name)
-        named = "regression" if info.is_regression else "classifier"
+        from bert_tf.serving.job import task_of_name
+        named = task_of_name(settings.task_name)
         if task not in (None, named):
             raise InputError(f"--task_name={settings.task_name} is a {named} task, but "
                              f"--task={task}")

@@ -131,10 +131,17 @@ def _check_windows(opts):
                          opts.max_seq_length, given)
 
 
+def task_of_name(task_name):
+    """The serving task of a GLUE/XNLI task name: regression or classifier (ValueError for an
+    unknown name)."""
+    from bert_tf.data.classification.tasks import get_task_info
+    return "regression" if get_task_info(task_name).is_regression else "classifier"
+
+
 def _apply_task_name(opts):
     from bert_tf.data.classification.tasks import canonical_task_name, get_task_info
     info = get_task_info(opts.task_name)
-    kind = "regression" if info.is_regression else "classifier"
+    kind = task_of_name(opts.task_name)
     if opts.task not in (None, kind):
         raise ValueError(f"--task_name={opts.task_name} is a {kind} task, but --task={opts.task}")
     if opts.labels and list(opts.labels) != list(info.labels):

@@ -6,10 +6,13 @@ sum_i w[y_i] * loss_i / sum_i w[y_i], a weighted mean, so the learning rate keep
 """
 
 import dataclasses
+import logging
 
 import numpy as np
 
 from bert_tf.options import option
+
+logger = logging.getLogger("bert_tf")
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -19,8 +22,11 @@ class ClassWeightOptions:
         "on the training data) or one number per label in label order, e.g. 1,4.5.")
 
     def validate_class_weights(self):
+        """Checks the weight list; says when the weights go unused (no --do_train)."""
         if self.class_weights and self.class_weights != "auto":
             parse_weight_list(self.class_weights)
+        if self.class_weights and not self.do_train:
+            logger.info("--class_weights weights the training loss: unused without --do_train")
 
 
 def parse_weight_list(spec):
