@@ -1,7 +1,9 @@
 """The one fine-tuning driver (bert_tf.jobs.driver.run_task): it calls a task object's stages in
-one order for every task, evaluates each step once (the final evaluation reuses a periodic one
-and its artifact), hands predict and export the evaluation of the weights they use, and stops
-after a preempted training run. Shown with SwagTask on real SWAG rows and a 1-layer model."""
+one order for every task, passing each what earlier ones returned (the training data to the
+loss, the eval set to evaluate, an Evaluation record onwards), evaluates each step once (the
+final evaluation reuses a periodic one and its artifact), hands predict and export the
+evaluation of the weights they use, and stops after a preempted training run. Shown with
+SwagTask on real SWAG rows and a 1-layer model."""
 
 import csv
 
@@ -9,13 +11,13 @@ import pytest
 import tensorflow as tf
 
 from bert_tf import BertConfig
-from bert_tf.jobs.driver import FinetuneTask, run_task
+from bert_tf.jobs.driver import Evaluation, FinetuneTask, TrainingData, run_task
 from bert_tf.jobs.swag import SwagOptions, SwagTask
 from helpers import shared_path
 
 
 class RecordingSwag(SwagTask):
-    """SwagTask that records the stages the driver calls, in order."""
+    """SwagTask that records the stages the driver calls, in order, and the values they get."""
 
     def __init__(self, opts):
         super().__init__(opts)
@@ -27,29 +29,46 @@ class RecordingSwag(SwagTask):
 
     def training_data(self):
         self.calls.append("training_data")
-        return super().training_data()
+        training = super().training_data()
+        assert isinstance(training, TrainingData)
+        return training
+
+    def loss(self, training):
+        self.calls.append(("loss", training.count if training else None))
+        return super().loss(training)
 
     def load_eval_data(self):
         self.calls.append("load_eval_data")
-        super().load_eval_data()
+        self.eval_set = super().load_eval_data()
+        return self.eval_set
 
-    def evaluate(self, trainer, step):
+    def evaluate(self, trainer, step, eval_set):
+        assert eval_set is self.eval_set
         self.calls.append(("evaluate", step))
-        values, _ = super().evaluate(trainer, step)
-        return values, f"artifact@{step}"
+        evaluation = super().evaluate(trainer, step, eval_set)
+        assert (evaluation.step, evaluation.artifact) == (step, None)
+        return Evaluation(step, evaluation.metrics, f"artifact@{step}")
 
-    def record_evaluation(self, trainer, step, values, artifact, summarized):
-        self.calls.append(("record_evaluation", step, artifact, summarized))
-        return super().record_evaluation(trainer, step, values, artifact, summarized)
+    def record_evaluation(self, trainer, evaluation, eval_set, summarized):
+        assert eval_set is self.eval_set
+        self.calls.append(("record_evaluation", evaluation.step, evaluation.artifact,
+                           summarized))
+        return super().record_evaluation(trainer, evaluation, eval_set, summarized)
 
-    def predict(self, trainer, trained, evaluation, artifact):
-        self.calls.append(("predict", trained.step, artifact,
-                           None if evaluation is None else evaluation["eval_accuracy"]))
-        return super().predict(trainer, trained, evaluation, artifact)
+    def decide(self, trained, evaluation):
+        self.calls.append(("decide", trained.step))
+        return f"decision@{trained.step}"
 
-    def export_options(self, trained, evaluation):
-        self.calls.append(("export_options", evaluation is not None))
-        return super().export_options(trained, evaluation)
+    def predict(self, trainer, evaluation, eval_set, decision):
+        self.calls.append(("predict", decision,
+                           None if evaluation is None else evaluation.artifact,
+                           None if evaluation is None else evaluation.metrics["eval_accuracy"]))
+        return super().predict(trainer, evaluation, eval_set, decision)
+
+    def export_options(self, evaluation, decision):
+        self.calls.append(("export_options", evaluation is not None, decision))
+        self.exported = super().export_options(evaluation, decision)
+        return self.exported
 
 
 @pytest.fixture(scope="module")
@@ -80,13 +99,14 @@ def test_stages_run_in_order_and_each_step_is_evaluated_once(swag_files):
                                load_best_at_end=False))
     result = run_task(task, tf.distribute.get_strategy())
     assert result["train"]["step"] == 4                 # int(16 rows / 8 * 2 epochs)
-    assert task.calls[:3] == ["prepare", "training_data", "load_eval_data"]
+    assert task.calls[:4] == ["prepare", "training_data", ("loss", 16), "load_eval_data"]
     assert [c for c in task.calls if c[0] == "evaluate"] == [("evaluate", 2), ("evaluate", 4)]
-    # the final evaluation is step 4's periodic one: recorded with its artifact, not rerun
+    # the final evaluation is step 4's periodic one: recorded with its artifact, not rerun;
+    # predict and export get the recorded evaluation and the one decision of the model
     accuracy = result["eval"]["eval_accuracy"]
-    assert task.calls[-3:] == [("record_evaluation", 4, "artifact@4", True),
-                               ("predict", 4, "artifact@4", accuracy),
-                               ("export_options", True)]
+    assert task.calls[-4:] == [("record_evaluation", 4, "artifact@4", True), ("decide", 4),
+                               ("predict", "decision@4", "artifact@4", accuracy),
+                               ("export_options", True, "decision@4")]
 
 
 def test_with_the_best_weights_loaded_the_final_evaluation_is_the_best_steps(swag_files):
@@ -115,7 +135,9 @@ def test_predict_only_restores_the_trained_step_and_gets_no_evaluation(swag_file
              tf.distribute.get_strategy())
     task = RecordingSwag(_opts(folder, train, "restore", do_train=False, do_eval=False))
     result = run_task(task, tf.distribute.get_strategy())
-    assert task.calls == ["prepare", ("predict", 4, None, None), ("export_options", False)]
+    assert task.calls == ["prepare", ("loss", None), ("decide", 4),
+                          ("predict", "decision@4", None, None),
+                          ("export_options", False, "decision@4")]
     assert result["eval"] is None and result["predict"].endswith("test_predictions.csv")
 
 
@@ -124,4 +146,4 @@ def test_a_task_must_say_how_it_trains():
     with pytest.raises(NotImplementedError):
         task.training_data()
     with pytest.raises(NotImplementedError):
-        task.evaluate(None, 0)
+        task.evaluate(None, 0, None)

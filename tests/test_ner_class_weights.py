@@ -62,7 +62,7 @@ def test_auto_weights_count_each_word_once_on_real_sentences(tmp_path):
                       max_seq_length=128, class_weights="auto")
     labels = resolve_labels(opts, read_conll(train, require_labels=True))
     data = NerData(opts, load_tokenizer(opts), train, labels, True, "train")
-    weights = class_weights(opts, data, labels)
+    weights = class_weights(opts, data.loss_label_ids, labels)
     # One count per word (its first WordPiece), none for [CLS], [SEP], other pieces, padding.
     counts = collections.Counter(tag for tags in data.units.tags for tag in tags)
     total = sum(counts.values())

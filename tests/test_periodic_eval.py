@@ -64,40 +64,42 @@ def _tagging_setup(tmp_path, **options):
 
 
 def _scripted_run(tmp_path, metric_values, on_evaluate=None, **options):
-    """train_with_evaluation for 10 steps with evaluate_fn returning metric_values[step] (and
-    calling on_evaluate(step)); also returns the tagger kernel seen at each evaluation."""
-    from bert_tf.jobs.finetune import train_with_evaluation
+    """train_with_evaluation for 10 steps with an evaluate callback returning
+    metric_values[step] (and calling on_evaluate(step)); also returns the tagger kernel seen at
+    each evaluation and the steps of the evaluations the plan's keep_evaluations kept."""
+    from bert_tf.jobs.finetune import TrainingPlan, train_with_evaluation
     opts, setup, train_fn = _tagging_setup(tmp_path, **options)
-    kernels, artifacts = {}, {}
+    kernels, kept = {}, set()
 
     def evaluate(step):
         kernels[step] = setup.model.tagger.weights[0].numpy().copy()
-        artifacts[step] = f"files of step {step}"
+        kept.add(step)
         if on_evaluate:
             on_evaluate(step)
         return {"f1": metric_values[step], "loss": 1.0}
 
-    trained = train_with_evaluation(opts, setup, train_fn, 10, 0, "32 rows", "tagging",
-                                    evaluate, "f1", artifacts=artifacts)
-    return trained, setup, kernels
+    trained = train_with_evaluation(opts, setup, TrainingPlan(
+        train_fn, 10, 0, "32 rows", "tagging", evaluate=evaluate, default_metric="f1",
+        keep_evaluations=kept.intersection_update))
+    return trained, setup, kernels, kept
 
 
 def test_evaluations_end_loops_and_the_best_weights_come_back(tmp_path):
     # iterations_per_loop 6, eval every 4: loops end at 4, 8 and the last step 10, where the
     # evaluations run; the best (step 8) is loaded at the end.
-    trained, setup, kernels = _scripted_run(tmp_path, {4: 0.5, 8: 0.9, 10: 0.6},
-                                            iterations_per_loop=6, eval_every_steps=4)
+    trained, setup, kernels, kept = _scripted_run(tmp_path, {4: 0.5, 8: 0.9, 10: 0.6},
+                                                  iterations_per_loop=6, eval_every_steps=4)
     assert sorted(trained.evaluated) == [4, 8, 10] and trained.train["step"] == 10
     assert (trained.best_step, trained.step, trained.loaded_best) == (8, 8, True)
     assert trained.evaluation()["f1"] == 0.9 and trained.evaluation()["global_step"] == 8
-    assert sorted(trained.artifacts) == [8, 10]            # the best and the latest only
+    assert sorted(kept) == [8, 10]                         # the best and the latest only
     assert not np.array_equal(kernels[8], kernels[10])
     np.testing.assert_array_equal(setup.model.tagger.weights[0].numpy(), kernels[8])
     assert [h["improved"] for h in _history(tmp_path)] == [True, True, False]
 
 
 def test_patience_stops_training_and_load_best_at_end_can_be_declined(tmp_path):
-    trained, setup, kernels = _scripted_run(
+    trained, setup, kernels, _ = _scripted_run(
         tmp_path, {2: 0.5, 4: 0.4, 6: 0.3, 8: 0.2, 10: 0.1}, iterations_per_loop=2,
         eval_every_steps=2, early_stopping_patience=2, load_best_at_end=False)
     assert trained.train["stopped_early"] and trained.train["step"] == 6
@@ -108,9 +110,9 @@ def test_patience_stops_training_and_load_best_at_end_can_be_declined(tmp_path):
 
 def test_checkpoint_steps_do_not_shift_the_evaluations(tmp_path):
     # a loop also ends at the checkpoint of step 6; the next one must still end at 8
-    trained, _, _ = _scripted_run(tmp_path, {4: 0.1, 8: 0.2, 10: 0.3},
-                                  iterations_per_loop=4, eval_every_steps=4,
-                                  save_checkpoints_steps=6)
+    trained, _, _, _ = _scripted_run(tmp_path, {4: 0.1, 8: 0.2, 10: 0.3},
+                                     iterations_per_loop=4, eval_every_steps=4,
+                                     save_checkpoints_steps=6)
     assert sorted(trained.evaluated) == [4, 8, 10]
 
 
@@ -118,7 +120,7 @@ def test_a_rerun_after_early_stopping_does_not_train_on(tmp_path):
     values = {2: 0.5, 4: 0.4, 6: 0.3, 8: 0.2, 10: 0.1}
     options = dict(iterations_per_loop=2, eval_every_steps=2, early_stopping_patience=2)
     _scripted_run(tmp_path, values, **options)
-    again, setup, kernels = _scripted_run(tmp_path, values, **options)
+    again, setup, kernels, _ = _scripted_run(tmp_path, values, **options)
     assert again.train["step"] == 6 and again.train["stopped_early"]
     assert kernels == {} and again.best_step == 2          # no evaluation ran again
     assert tf.train.latest_checkpoint(str(tmp_path)).endswith("ckpt-6")
@@ -130,9 +132,9 @@ def test_sigterm_during_an_evaluation_saves_that_step(tmp_path):
     def terminate(step):
         if step == 4:
             os.kill(os.getpid(), signal.SIGTERM)   # the trainer's handler asks to stop
-    trained, _, _ = _scripted_run(tmp_path, {2: 0.1, 4: 0.2}, on_evaluate=terminate,
-                                  iterations_per_loop=2, eval_every_steps=2,
-                                  save_checkpoints_steps=100)
+    trained, _, _, _ = _scripted_run(tmp_path, {2: 0.1, 4: 0.2}, on_evaluate=terminate,
+                                     iterations_per_loop=2, eval_every_steps=2,
+                                     save_checkpoints_steps=100)
     assert trained.preempted and trained.train["step"] == 4
     assert tf.train.latest_checkpoint(str(tmp_path)).endswith("ckpt-4")
 

@@ -12,7 +12,8 @@ import pytest
 import tensorflow as tf
 
 from bert_tf import BertConfig
-from bert_tf.jobs.swag import SwagOptions, run
+from bert_tf.jobs.driver import run_task
+from bert_tf.jobs.swag import SwagOptions, SwagTask, run
 from bert_tf.metrics.results import read_eval_results
 from helpers import shared_path
 
@@ -103,3 +104,28 @@ def test_options_name_the_missing_file(fitted, tmp_path):
         opts.validate()
     with pytest.raises(ValueError, match="--num_choices must be in 2..5, got 6"):
         dataclasses.replace(fitted["opts"], num_choices=6).validate()
+
+
+class ExportRecordingSwag(SwagTask):
+    """SwagTask that keeps the export options it gives the driver."""
+
+    def export_options(self, evaluation, decision):
+        self.exported = super().export_options(evaluation, decision)
+        return self.exported
+
+
+@pytest.mark.parametrize("read_last", ["full layout, 3 endings", "regular layout, 4 endings"])
+def test_the_export_serves_num_choices_whichever_file_is_read_last(fitted, tmp_path, read_last):
+    # --num_choices=3: full-layout rows get 3 endings, regular-layout rows always have 4
+    full, regular = fitted["full"], fitted["opts"].train_file
+    eval_file, predict_file = (regular, full) if read_last.startswith("full") else (full, regular)
+    opts = dataclasses.replace(fitted["opts"], do_train=False, num_choices=3,
+                               output_dir=str(tmp_path / "out"),
+                               init_checkpoint=str(fitted["folder"] / "out"),
+                               eval_file=eval_file, predict_file=predict_file)
+    task = ExportRecordingSwag(opts)
+    result = run_task(task, tf.distribute.get_strategy())
+    with open(result["predict"], encoding="utf-8") as f:
+        header = next(csv.reader(f))
+    assert sum(name.startswith("prob_") for name in header) == int(read_last.split()[-2])
+    assert task.exported == {"num_choices": 3}

@@ -19,7 +19,7 @@ import os
 import numpy as np
 
 from bert_tf.jobs.common import check_vocab_size, record_eval, save_label_list
-from bert_tf.jobs.driver import FinetuneTask, TrainingData, run_task
+from bert_tf.jobs.driver import Evaluation, FinetuneTask, TrainingData, run_task
 from bert_tf.jobs.finetune import FinetuneOptions, cross_entropy, predict_logits, softmax
 from bert_tf.metrics.results import write_confusion_matrix
 from bert_tf.options import non_defaults, option
@@ -298,9 +298,9 @@ def build_model(opts, num_labels):
                           window_pooling=opts.window_pooling if opts.doc_stride else None)
 
 
-def class_weights(opts, data, train_columns):
+def class_weights(opts, data, label_ids):
     """The loss weights of --class_weights (None without it, or without training: they only
-    weigh the training loss), logged."""
+    weigh the training loss), logged; "auto" counts the training `label_ids`."""
     if not opts.class_weights:
         return None
     if data.is_regression:
@@ -308,8 +308,7 @@ def class_weights(opts, data, train_columns):
     if not opts.do_train:
         return None
     from bert_tf.training.class_weights import describe, resolve_class_weights
-    weights = resolve_class_weights(opts.class_weights, data.labels,
-                                    None if train_columns is None else train_columns.label_ids)
+    weights = resolve_class_weights(opts.class_weights, data.labels, label_ids)
     logger.info("class weights: %s", describe(weights, data.labels))
     return weights
 
@@ -327,10 +326,19 @@ def _companions_with(data, split):
     return found
 
 
+@dataclasses.dataclass
+class EvalSet:
+    """The dev set: its columns and what the input pipeline reads of them (Inputs.source)."""
+
+    columns: object
+    source: object
+
+
 class ClassifierTask(FinetuneTask):
     """Sentence(-pair) classification, regression and multi-label classification: the task's
     GLUE metrics (per-class metrics and confusion_matrix.tsv for classification), companion
-    tasks' dev and test sets, test_results.tsv and the GLUE submission file."""
+    tasks' dev and test sets, test_results.tsv and the GLUE submission file. prepare() reads the
+    task's data and input pipeline (self.data, self.inputs)."""
 
     head = "classifier"
 
@@ -338,8 +346,6 @@ class ClassifierTask(FinetuneTask):
         opts = self.opts
         self.data = data = TaskData(opts)
         self.inputs = Inputs(opts, data)
-        self.train_columns = None
-        self.threshold = None
         check_vocab_size(self.inputs.preprocessor.tokenizer.vocabulary_size(), opts)
         logger.info("task %s: %s", data.task, "regression" if data.is_regression
                     else f"{data.num_labels} labels {data.labels}")
@@ -358,36 +364,38 @@ class ClassifierTask(FinetuneTask):
 
     def training_data(self):
         inputs = self.inputs
-        self.train_columns = inputs.columns(self.data.examples("train"))
-        source = inputs.source(self.train_columns, f"{self.data.task}_train")
+        columns = inputs.columns(self.data.examples("train"))
+        source = inputs.source(columns, f"{self.data.task}_train")
         return TrainingData(inputs.dataset_fn(source, self.opts.train_batch_size, True),
-                            self.train_columns.num_examples)
+                            columns.num_examples, label_ids=columns.label_ids)
 
     def loss(self, training):
         from bert_tf.tasks.classification import ClassificationTask
+        label_ids = None if training is None else training.label_ids
         return ClassificationTask(self.data.is_regression,
-                                  class_weights(self.opts, self.data, self.train_columns),
+                                  class_weights(self.opts, self.data, label_ids),
                                   multi_label=self.opts.multi_label)
 
     def build_model(self):
         return build_model(self.opts, self.data.num_labels)
 
     def load_eval_data(self):
-        self.eval_columns = self.inputs.columns(self.data.examples("dev"))
-        self.eval_source = self.inputs.source(self.eval_columns, f"{self.data.task}_dev",
-                                              in_memory=bool(self.opts.eval_every_steps))
+        columns = self.inputs.columns(self.data.examples("dev"))
+        return EvalSet(columns, self.inputs.source(columns, f"{self.data.task}_dev",
+                                                   in_memory=bool(self.opts.eval_every_steps)))
 
-    def evaluate(self, trainer, step):
-        values, confusion = evaluate(trainer, self.inputs, self.eval_columns, self.eval_source,
+    def evaluate(self, trainer, step, eval_set):
+        values, confusion = evaluate(trainer, self.inputs, eval_set.columns, eval_set.source,
                                      self.data.info.metric_task, what=f"eval@{step}")
         if confusion is not None:
             write_confusion(self.opts.output_dir, confusion, self.data.labels)
-        return values, confusion
+        return Evaluation(step, values, confusion)
 
-    def record_evaluation(self, trainer, step, values, confusion, summarized):
+    def record_evaluation(self, trainer, evaluation, eval_set, summarized):
         """The task's metrics plus its companions' (suffixed), confusion matrices."""
         from bert_tf.data.classification import get_task_info
         opts, data, inputs = self.opts, self.data, self.inputs
+        confusion = evaluation.artifact
         if summarized and confusion is not None:    # the best step's, not the last one's
             write_confusion(opts.output_dir, confusion, data.labels)
         extra = {}
@@ -401,32 +409,32 @@ class ClassifierTask(FinetuneTask):
                 write_confusion(opts.output_dir, confusion_of, data.labels,
                                 _metric_suffix(companion))
             extra.update({f"{k}{_metric_suffix(companion)}": v for k, v in values_of.items()})
-        values.update(extra)
-        return record_eval(opts, step, values, summary_keys=list(extra) if summarized else None)
+        return record_eval(opts, evaluation.step, dict(evaluation.metrics, **extra),
+                           summary_keys=list(extra) if summarized else None)
 
-    def decision_threshold(self, trained, evaluation):
+    def decide(self, trained, evaluation):
         """--multi_label: the one threshold predict and export use (from the evaluation of the
-        model's step, else best/ when the model holds its weights, else the flag)."""
-        if self.threshold is None:
-            from bert_tf.jobs import multilabel
-            best_dir = trained.keeper.best_dir if trained.loaded_best and trained.keeper else None
-            self.threshold = multilabel.decision_threshold(self.opts, evaluation,
-                                                           best_dir=best_dir)
-        return self.threshold
+        model's step, else best/ when the model holds its weights, else the flag); None
+        otherwise."""
+        if not self.opts.multi_label:
+            return None
+        from bert_tf.jobs import multilabel
+        best_dir = trained.keeper.best_dir if trained.loaded_best and trained.keeper else None
+        return multilabel.decision_threshold(
+            self.opts, None if evaluation is None else evaluation.metrics, best_dir=best_dir)
 
-    def predict(self, trainer, trained, evaluation, artifact):
+    def predict(self, trainer, evaluation, eval_set, threshold):
         if self.opts.multi_label:
             from bert_tf.jobs import multilabel
-            return multilabel.predict(trainer, self.inputs, self.data,
-                                      self.decision_threshold(trained, evaluation))
+            return multilabel.predict(trainer, self.inputs, self.data, threshold)
         return predict_tasks(trainer, self.inputs, self.data)
 
-    def export_options(self, trained, evaluation):
+    def export_options(self, evaluation, threshold):
         opts, data = self.opts, self.data
         kind, multi_label = "regression" if data.is_regression else "classifier", {}
         if opts.multi_label:
             kind = "multi_label"
-            multi_label = {"multi_label_threshold": self.decision_threshold(trained, evaluation)}
+            multi_label = {"multi_label_threshold": threshold}
         return dict(task=kind, labels=None if data.is_regression else data.labels,
                     text_pair=data.text_pair, window_stride=opts.doc_stride,
                     window_pooling=opts.window_pooling, max_windows=opts.max_windows,

@@ -18,7 +18,7 @@ import os
 
 from bert_tf import fileio
 from bert_tf.jobs.common import build_trainer, export_model, record_eval, start
-from bert_tf.jobs.finetune import train_steps, train_with_evaluation
+from bert_tf.jobs.finetune import TrainingPlan, train_steps, train_with_evaluation
 from bert_tf.options import option_values
 
 logger = logging.getLogger("bert_tf")
@@ -27,20 +27,38 @@ logger = logging.getLogger("bert_tf")
 @dataclasses.dataclass
 class TrainingData:
     """A task's training input: the Trainer's dataset_fn, how many `unit`s one epoch has
-    (google-research's step count is int(count / batch * epochs)), and how the log names it."""
+    (google-research's step count is int(count / batch * epochs)), how the log names it, and
+    the gold label ids the loss weighs (what --class_weights=auto counts; None when the task
+    has no class weights)."""
 
     dataset_fn: object
     count: int
     unit: str = "examples"
     description: str = None
+    label_ids: object = None
 
     def __post_init__(self):
         if self.description is None:
             self.description = f"{self.count} {self.unit}"
 
 
+@dataclasses.dataclass
+class Evaluation:
+    """One evaluation of the model at `step`: its metrics and the task's artifact, whatever
+    record_evaluation and predict need to write their files without predicting again (a
+    confusion matrix, predictions), or None."""
+
+    step: int
+    metrics: dict
+    artifact: object = None
+
+
 class FinetuneTask:
-    """What run_task asks of a task. `opts` is the job's FinetuneOptions subclass."""
+    """What run_task asks of a task. `opts` is the job's FinetuneOptions subclass. Stages pass
+    values: training_data's TrainingData goes to loss, load_eval_data's eval set to evaluate,
+    record_evaluation and predict, an Evaluation to record_evaluation, decide, predict and
+    export_options. The one state a task keeps on itself is what prepare() reads for every
+    stage (the tokenizer, the labels): set there, only read afterwards."""
 
     head = None              # the head's name in messages ("classifier", "span", ...)
     default_metric = None    # what --keep_best_metric keeps when not given
@@ -78,30 +96,36 @@ class FinetuneTask:
         return self.evaluates_at_end or periodic
 
     def load_eval_data(self):
-        """Reads the evaluation data (once: periodic and final evaluations share it)."""
+        """Reads the evaluation data and returns it: the eval set that evaluate (periodic and
+        final evaluations share it), record_evaluation and predict are given."""
         raise NotImplementedError
 
-    def evaluate(self, trainer, step):
-        """(metrics, artifact) of the model now in `trainer`: the artifact is whatever
-        record_evaluation and predict need to write their files without predicting again (a
-        confusion matrix, predictions), or None."""
+    def evaluate(self, trainer, step, eval_set):
+        """The Evaluation of the model now in `trainer` on `eval_set`."""
         raise NotImplementedError
 
-    def record_evaluation(self, trainer, step, values, artifact, summarized):
+    def record_evaluation(self, trainer, evaluation, eval_set, summarized):
         """Writes the final evaluation's files and returns its metrics; `summarized`: the
-        values are in TensorBoard already (a periodic evaluation of this step)."""
-        return record_eval(self.opts, step, values, summary_keys=[] if summarized else None)
+        metrics are in TensorBoard already (a periodic evaluation of this step)."""
+        return record_eval(self.opts, evaluation.step, dict(evaluation.metrics),
+                           summary_keys=[] if summarized else None)
 
     # -- after training
-    def predict(self, trainer, trained, evaluation, artifact):
+    def decide(self, trained, evaluation):
+        """What predict and export_options both apply to the model's outputs, decided once
+        from `trained` (the finetune.Trained of the training stage) and the Evaluation of the
+        model's step (or None); None by default."""
+        return None
+
+    def predict(self, trainer, evaluation, eval_set, decision):
         """--do_predict: writes the predictions and returns what run_task reports of them.
-        `trained`: the finetune.Trained of the training stage; `evaluation` and `artifact`:
-        the metrics and artifact of the evaluation of the model's step, or None."""
+        `evaluation`: the Evaluation of the model's step, or None; `eval_set`: load_eval_data's,
+        or None when it did not run; `decision`: decide()'s."""
         raise NotImplementedError
 
-    def export_options(self, trained, evaluation):
+    def export_options(self, evaluation, decision):
         """Keyword arguments of bert_tf.jobs.common.export_model (serving task and its
-        options) for --export_dir; `evaluation`: the metrics of the model's step or None."""
+        options) for --export_dir; `evaluation` and `decision` as for predict."""
         return {}
 
 
@@ -126,44 +150,54 @@ def run_task(task, strategy):
     best_files = dict(task.prepare())
     if opts.do_train:
         best_files.update(record_options(task))
-    training, steps, warmup = None, 1, 0
+    plan = TrainingPlan(head=task.head, default_metric=task.default_metric,
+                        best_files=best_files)
+    training = None
     if opts.do_train:
         training = task.training_data()
         steps, warmup = train_steps(opts, training.count, training.unit)
-    setup = build_trainer(opts, strategy, task.build_model, task.loss(training), steps, warmup)
+        plan = dataclasses.replace(plan, dataset_fn=training.dataset_fn, steps=steps,
+                                   warmup=warmup, description=training.description)
+    setup = build_trainer(opts, strategy, task.build_model, task.loss(training), plan.steps,
+                          plan.warmup)
     trainer = setup.trainer
     result = {"train": None, "eval": None, "predict": None, "export": None}
 
     periodic = bool(opts.do_train and opts.eval_every_steps)
-    if task.needs_eval_data(periodic):
-        task.load_eval_data()
-    artifacts = {}                          # step -> the artifact of that step's evaluation
+    eval_set = task.load_eval_data() if task.needs_eval_data(periodic) else None
+    evaluations = {}                 # step -> Evaluation: the latest and the best periodic ones
 
     def evaluate(step):
-        values, artifacts[step] = task.evaluate(trainer, step)
-        return values
+        evaluations[step] = task.evaluate(trainer, step, eval_set)
+        return evaluations[step].metrics
 
-    trained = train_with_evaluation(
-        opts, setup, training.dataset_fn if training else None, steps, warmup,
-        training.description if training else None, task.head, evaluate, task.default_metric,
-        artifacts=artifacts, best_files=best_files)
+    def keep_evaluations(steps):
+        for step in [s for s in evaluations if s not in steps]:
+            del evaluations[step]
+
+    trained = train_with_evaluation(opts, setup, dataclasses.replace(
+        plan, evaluate=evaluate, keep_evaluations=keep_evaluations))
     result["train"] = trained.train
     if trained.preempted:
         return result
     if trained.best_step is not None:
         result["best_step"] = trained.best_step
 
-    step = trained.step
-    values = trained.evaluation()           # a periodic evaluation of this step is reused,
-    summarized = values is not None and step in artifacts   # with its artifact
+    # a periodic evaluation of the model's step is reused, with its artifact and the metrics
+    # as TensorBoard has them
+    step, metrics = trained.step, trained.evaluation()
+    summarized = metrics is not None and step in evaluations
+    evaluation = None
+    if metrics is not None:
+        evaluation = Evaluation(step, metrics, evaluations[step].artifact if summarized else None)
     if task.evaluates_at_end:
         if not summarized:
-            values = evaluate(step)
-        result["eval"] = task.record_evaluation(trainer, step, values, artifacts[step],
-                                                summarized)
-    evaluation = result["eval"] or values
+            evaluation = task.evaluate(trainer, step, eval_set)
+        result["eval"] = task.record_evaluation(trainer, evaluation, eval_set, summarized)
+        evaluation = dataclasses.replace(evaluation, metrics=result["eval"])
+    decision = task.decide(trained, evaluation)
     if opts.do_predict:
-        result["predict"] = task.predict(trainer, trained, evaluation, artifacts.get(step))
+        result["predict"] = task.predict(trainer, evaluation, eval_set, decision)
     result["export"] = export_model(opts, setup.model,
-                                    **task.export_options(trained, evaluation))
+                                    **task.export_options(evaluation, decision))
     return result

@@ -104,25 +104,44 @@ def train_steps(opts, num_examples, what="examples"):
     return steps, int(steps * opts.warmup_proportion)
 
 
-def train_or_restore(opts, setup, dataset_fn, num_steps, num_warmup_steps, what, head,
-                     after_loop=None, loop_boundary=0):
-    """--do_train: trains for num_steps (resuming from output_dir) and returns the training
+@dataclasses.dataclass
+class TrainingPlan:
+    """What train_with_evaluation runs. Without --do_train only `head` matters (which weights to
+    restore). For --eval_every_steps: evaluate(step) -> {metric: value} of the model now
+    trained, default_metric (what --keep_best_metric keeps when not given), best_files
+    ({name: text} best/ keeps beside the weights) and keep_evaluations(steps), told after each
+    evaluation which steps' evaluations a later stage may still reuse (the latest and the best)
+    so that the caller can drop the others'."""
+
+    dataset_fn: object = None    # the Trainer's training input (None without --do_train)
+    steps: int = 1               # training steps
+    warmup: int = 0              # of which linear warm-up
+    description: str = None      # how the log names the training input
+    head: str = None             # the head in messages; None (pre-training): no restore checks
+    evaluate: object = None
+    default_metric: str = None
+    best_files: dict = None
+    keep_evaluations: object = None
+
+
+def train_or_restore(opts, setup, plan, after_loop=None, loop_boundary=0):
+    """--do_train: trains for plan.steps (resuming from output_dir) and returns the training
     values. Otherwise: restores output_dir's latest checkpoint, else keeps the init_checkpoint
-    weights (warning when the `head` head starts fresh; no weights at all is an error), and
+    weights (warning when the plan's head starts fresh; no weights at all is an error), and
     returns None. head=None (pre-training): whatever weights there are, without checks."""
     if opts.do_train:
-        logger.info("***** Running training: %s, batch %d, %d steps (%d warm-up) *****", what,
-                    opts.train_batch_size, num_steps, num_warmup_steps)
-        return setup.trainer.train(dataset_fn, num_steps, opts.train_batch_size,
+        logger.info("***** Running training: %s, batch %d, %d steps (%d warm-up) *****",
+                    plan.description, opts.train_batch_size, plan.steps, plan.warmup)
+        return setup.trainer.train(plan.dataset_fn, plan.steps, opts.train_batch_size,
                                    after_loop=after_loop, loop_boundary=loop_boundary)
-    if setup.trainer.restore() is not None or head is None:
+    if setup.trainer.restore() is not None or plan.head is None:
         return None
     if setup.report is None:
         raise ValueError(f"nothing to evaluate or predict with: {opts.output_dir} has no "
                          f"checkpoint and no --init_checkpoint was given")
     if setup.report.missing:
         logger.warning("the %s head is freshly initialised (%s has none): eval/predict results "
-                       "are those of an untrained head", head, opts.init_checkpoint)
+                       "are those of an untrained head", plan.head, opts.init_checkpoint)
     return None
 
 
@@ -135,7 +154,6 @@ class Trained:
     best_step: int = None        # the step of output_dir/best/ (periodic evaluation only)
     loaded_best: bool = False    # whether the model holds best/'s weights (--load_best_at_end)
     evaluated: dict = dataclasses.field(default_factory=dict)   # step -> eval values
-    artifacts: dict = dataclasses.field(default_factory=dict)   # step -> the runner's extras
     keeper: BestKeeper = None
 
     @property
@@ -149,48 +167,45 @@ class Trained:
         return dict(self.evaluated[step]) if step in self.evaluated else None
 
 
-def train_with_evaluation(opts, setup, train_fn, steps, warmup, what, head, evaluate_fn=None,
-                          default_metric=None, artifacts=None, best_files=None):
+def train_with_evaluation(opts, setup, plan):
     """train_or_restore with the periodic evaluation of EvaluationOptions: with --do_train and
-    --eval_every_steps, evaluate_fn(step) -> {metric: value} runs every eval_every_steps steps
-    and after the last one (training loops end on every evaluation step);
+    --eval_every_steps, plan.evaluate(step) -> {metric: value} runs every eval_every_steps
+    steps and after the last one (training loops end on every evaluation step);
     its values go to TensorBoard (output_dir/eval) and to a BestKeeper on
-    --keep_best_metric (default `default_metric`), which keeps output_dir/best/ and
+    --keep_best_metric (default plan.default_metric), which keeps output_dir/best/ (with
+    plan.best_files beside the weights, bert_config.json, vocab.txt and eval_results.txt) and
     eval_history.jsonl and stops training after --early_stopping_patience evaluations without
-    improvement. With --load_best_at_end the model then gets the best weights back.
-
-    `artifacts`: a dict evaluate_fn may fill with step -> whatever it needs to rewrite its
-    output files for that step (a confusion matrix, predictions); only the latest and the best
-    steps' entries are kept. `best_files` ({name: text}) go into best/ beside the weights,
-    bert_config.json, vocab.txt and eval_results.txt. Returns a Trained: evaluations already
-    run are in `evaluated`, so a final --do_eval at that step need not run again."""
+    improvement; plan.keep_evaluations then hears which evaluations a later stage may reuse.
+    With --load_best_at_end the model then gets the best weights back. Returns a Trained:
+    evaluations already run are in `evaluated`, so a final --do_eval at that step need not run
+    again."""
     trainer = setup.trainer
-    artifacts = {} if artifacts is None else artifacts
     keeper = None
+    steps = plan.steps
     every = getattr(opts, "eval_every_steps", 0) if opts.do_train else 0
     if every:
-        if evaluate_fn is None or not (opts.keep_best_metric or default_metric):
+        if plan.evaluate is None or not (opts.keep_best_metric or plan.default_metric):
             raise ValueError("--eval_every_steps: this runner has no periodic evaluation")
         chief = is_chief(trainer.strategy)    # MultiWorker: only the chief writes files
         resumed = trainer.step if trainer.restore() else 0
 
         def evaluate_periodically(step):
-            values = dict(evaluate_fn(step), global_step=step)
+            values = dict(plan.evaluate(step), global_step=step)
             if chief:
                 write_eval_summary(opts.output_dir, step, values)
             return values
 
-        keeper = BestKeeper(opts.output_dir, opts.keep_best_metric or default_metric,
+        keeper = BestKeeper(opts.output_dir, opts.keep_best_metric or plan.default_metric,
                             evaluate_periodically, model=setup.model, vocab_file=opts.vocab_file,
-                            files=best_files, patience=opts.early_stopping_patience,
+                            files=plan.best_files, patience=opts.early_stopping_patience,
                             resumed_step=resumed, is_chief=chief)
 
         def after_loop(step, values):
             if step % every and step < steps:
                 return False
             stop = keeper(step, values)
-            for kept in [s for s in artifacts if s not in (step, keeper.best_step)]:
-                del artifacts[kept]
+            if plan.keep_evaluations is not None:
+                plan.keep_evaluations({step, keeper.best_step})
             return stop
 
         stale = keeper.evaluations_without_improvement()
@@ -202,9 +217,9 @@ def train_with_evaluation(opts, setup, train_fn, steps, warmup, what, head, eval
     else:
         after_loop = None
 
-    trained = Trained(train_or_restore(opts, setup, train_fn, steps, warmup, what, head,
+    trained = Trained(train_or_restore(opts, setup, dataclasses.replace(plan, steps=steps),
                                        after_loop=after_loop, loop_boundary=every),
-                      trainer.step, artifacts=artifacts, keeper=keeper)
+                      trainer.step, keeper=keeper)
     if keeper is not None and steps == trainer.step and trained.train is not None:
         stale = keeper.evaluations_without_improvement()
         trained.train["stopped_early"] = bool(keeper.patience and stale >= keeper.patience)

@@ -25,7 +25,7 @@ import numpy as np
 
 from bert_tf import fileio
 from bert_tf.jobs.common import arrays_dataset_fn, load_tokenizer, save_label_list
-from bert_tf.jobs.driver import FinetuneTask, TrainingData, run_task
+from bert_tf.jobs.driver import Evaluation, FinetuneTask, TrainingData, run_task
 from bert_tf.jobs.finetune import FileFinetuneOptions, log_softmax
 from bert_tf.options import option
 from bert_tf.serving.names import LABELS_FILE
@@ -139,6 +139,13 @@ class NerData:
     def dataset_fn(self, global_batch_size, is_training, seed=None):
         return arrays_dataset_fn(self.features.arrays, global_batch_size, is_training, seed)
 
+    @property
+    def loss_label_ids(self):
+        """The gold label ids at the positions the loss sees: each word's first WordPiece in
+        every window."""
+        arrays = self.features.arrays
+        return arrays["label_ids"][arrays["label_weights"] > 0]
+
 
 def predict_tags(trainer, data, batch_size, what):
     """(per-sentence predicted tags, per-sentence word logits) for every sentence of `data`."""
@@ -214,15 +221,14 @@ def _score_and_write(opts, trainer, data, prefix, what):
     return values, _write_outputs(opts, data, prefix, tags, scores)
 
 
-def class_weights(opts, train, labels):
+def class_weights(opts, label_ids, labels):
     """The loss weight of each label for --class_weights (None without it), counted for "auto"
-    on the positions the loss sees: each word's first WordPiece in the training windows."""
+    on `label_ids`, the training labels at the positions the loss sees
+    (NerData.loss_label_ids)."""
     if not opts.class_weights:
         return None
     from bert_tf.training.class_weights import describe, resolve_class_weights
-    arrays = train.features.arrays
-    weights = resolve_class_weights(opts.class_weights, labels,
-                                    arrays["label_ids"][arrays["label_weights"] > 0])
+    weights = resolve_class_weights(opts.class_weights, labels, label_ids)
     logger.info("class weights: %s", describe(weights, labels))
     return weights
 
@@ -234,7 +240,8 @@ def build_model(opts, num_labels):
 
 
 class NerTask(FinetuneTask):
-    """Token classification on CoNLL files: entity scores, <prefix>_predictions.txt."""
+    """Token classification on CoNLL files: entity scores, <prefix>_predictions.txt. prepare()
+    reads the tokenizer and the label list (self.tokenizer, self.labels)."""
 
     head = "tagging"
     default_metric = DEFAULT_METRIC
@@ -246,45 +253,45 @@ class NerTask(FinetuneTask):
         train_conll = read_conll(opts.train_file, require_labels=True) if opts.do_train else None
         self.labels = resolve_labels(opts, train_conll)
         logger.info("labels (%d): %s", len(self.labels), " ".join(self.labels))
-        self.train = None
         return save_label_list(opts.output_dir, self.labels)
 
     def _data(self, path, require_labels, what):
         return NerData(self.opts, self.tokenizer, path, self.labels, require_labels, what)
 
     def training_data(self):
-        self.train = self._data(self.opts.train_file, True, "train")
-        return TrainingData(self.train.dataset_fn(self.opts.train_batch_size, True,
-                                                  self.opts.seed),
-                            self.train.features.num_windows, "windows")
+        train = self._data(self.opts.train_file, True, "train")
+        return TrainingData(train.dataset_fn(self.opts.train_batch_size, True, self.opts.seed),
+                            train.features.num_windows, "windows",
+                            label_ids=train.loss_label_ids)
 
     def loss(self, training):
         from bert_tf.tasks.tagging import TaggingTask
-        weights = class_weights(self.opts, self.train, self.labels) if training else None
+        weights = (class_weights(self.opts, training.label_ids, self.labels) if training
+                   else None)
         return TaggingTask(weights)
 
     def build_model(self):
         return build_model(self.opts, len(self.labels))
 
     def load_eval_data(self):
-        self.dev = self._data(self.opts.eval_file, True, "eval")
+        return self._data(self.opts.eval_file, True, "eval")
 
-    def evaluate(self, trainer, step):
-        values, tags, scores = _predict_and_score(self.opts, trainer, self.dev, "eval",
+    def evaluate(self, trainer, step, eval_set):
+        values, tags, scores = _predict_and_score(self.opts, trainer, eval_set, "eval",
                                                   f"eval@{step}")
-        return values, (tags, scores)
+        return Evaluation(step, values, (tags, scores))
 
-    def record_evaluation(self, trainer, step, values, artifact, summarized):
-        _write_outputs(self.opts, self.dev, "eval", *artifact)
-        return super().record_evaluation(trainer, step, values, artifact, summarized)
+    def record_evaluation(self, trainer, evaluation, eval_set, summarized):
+        _write_outputs(self.opts, eval_set, "eval", *evaluation.artifact)
+        return super().record_evaluation(trainer, evaluation, eval_set, summarized)
 
-    def predict(self, trainer, trained, evaluation, artifact):
+    def predict(self, trainer, evaluation, eval_set, decision):
         data = self._data(self.opts.predict_file, False, "predict")
         values, path = _score_and_write(self.opts, trainer, data, "test", "predict")
         logger.info("predictions of %d sentences: %s", len(data.conll.sentences), path)
         return dict(values or {}, predictions=path)
 
-    def export_options(self, trained, evaluation):
+    def export_options(self, evaluation, decision):
         return {"labels": self.labels}
 
 

@@ -10,7 +10,7 @@ import logging
 
 from bert_tf.jobs.common import (TrainingOptions, build_trainer, check_seq_length,
                                  check_vocab_file, export_model, record_eval, start)
-from bert_tf.jobs.finetune import train_with_evaluation
+from bert_tf.jobs.finetune import TrainingPlan, train_with_evaluation
 from bert_tf.options import option
 from bert_tf.training.best import EvaluationOptions
 
@@ -128,9 +128,9 @@ def run(opts, strategy):
     train_fn = None
     if opts.do_train:
         train_fn = _dataset_fn(opts, opts.input_file, opts.train_batch_size, True)
-    trained = train_with_evaluation(opts, setup, train_fn, opts.num_train_steps,
-                                    opts.num_warmup_steps, f"records {opts.input_file}", None,
-                                    evaluate_heldout, DEFAULT_METRIC)
+    trained = train_with_evaluation(opts, setup, TrainingPlan(
+        train_fn, opts.num_train_steps, opts.num_warmup_steps, f"records {opts.input_file}",
+        evaluate=evaluate_heldout, default_metric=DEFAULT_METRIC))
     result["train"] = trained.train
     if trained.preempted:
         return result

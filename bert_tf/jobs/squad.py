@@ -24,7 +24,7 @@ import time
 
 from bert_tf import fileio
 from bert_tf.jobs.common import load_tokenizer, record_eval
-from bert_tf.jobs.driver import FinetuneTask, TrainingData, run_task
+from bert_tf.jobs.driver import Evaluation, FinetuneTask, TrainingData, run_task
 from bert_tf.jobs.finetune import FinetuneOptions
 from bert_tf.options import option
 
@@ -316,15 +316,15 @@ def write_prediction_files(opts, data, predictions):
 
 class SquadTask(FinetuneTask):
     """Extractive QA on SQuAD json files: the official metrics, predictions.json and
-    nbest_predictions.json. The evaluation data is --predict_file: --do_eval scores the
-    predictions of --do_predict (google-research's flags)."""
+    nbest_predictions.json. The eval set is --predict_file's PredictData: --do_eval scores the
+    predictions of --do_predict (google-research's flags). prepare() reads the tokenizer
+    (self.tokenizer)."""
 
     head = "span"
     default_metric = DEFAULT_METRIC
 
     def prepare(self):
         self.tokenizer = load_tokenizer(self.opts)
-        self.data = None
         return {}
 
     def training_data(self):
@@ -347,23 +347,24 @@ class SquadTask(FinetuneTask):
         return self.opts.do_predict or periodic
 
     def load_eval_data(self):
-        self.data = PredictData(self.opts, self.tokenizer)
+        return PredictData(self.opts, self.tokenizer)
 
-    def evaluate(self, trainer, step):
-        predictions = self.data.predictions(self.opts, trainer, f"eval@{step}")
-        return self.data.score(self.opts, predictions), predictions
+    def evaluate(self, trainer, step, eval_set):
+        predictions = eval_set.predictions(self.opts, trainer, f"eval@{step}")
+        return Evaluation(step, eval_set.score(self.opts, predictions), predictions)
 
-    def record_evaluation(self, trainer, step, values, artifact, summarized):
+    def record_evaluation(self, trainer, evaluation, eval_set, summarized):
         from bert_tf.metrics import squad as squad_metrics
-        return record_eval(self.opts, step, values, filename="eval_results.json",
-                           writer=squad_metrics.write_eval_results,
+        return record_eval(self.opts, evaluation.step, dict(evaluation.metrics),
+                           filename="eval_results.json", writer=squad_metrics.write_eval_results,
                            summary_keys=[] if summarized else None)
 
-    def predict(self, trainer, trained, evaluation, artifact):
-        predictions = artifact or self.data.predictions(self.opts, trainer)
-        return write_prediction_files(self.opts, self.data, predictions)
+    def predict(self, trainer, evaluation, eval_set, decision):
+        artifact = evaluation.artifact if evaluation else None
+        predictions = artifact or eval_set.predictions(self.opts, trainer)
+        return write_prediction_files(self.opts, eval_set, predictions)
 
-    def export_options(self, trained, evaluation):
+    def export_options(self, evaluation, decision):
         opts = self.opts
         return {"max_query_length": opts.max_query_length,
                 "max_answer_length": opts.max_answer_length, "doc_stride": opts.doc_stride}

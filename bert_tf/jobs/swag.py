@@ -23,7 +23,7 @@ import numpy as np
 
 from bert_tf import fileio
 from bert_tf.jobs.common import arrays_dataset_fn, load_tokenizer
-from bert_tf.jobs.driver import FinetuneTask, TrainingData, run_task
+from bert_tf.jobs.driver import Evaluation, FinetuneTask, TrainingData, run_task
 from bert_tf.jobs.finetune import FileFinetuneOptions, cross_entropy, predict_logits, softmax
 from bert_tf.options import option
 
@@ -75,7 +75,6 @@ class SwagData:
             raise ValueError(f"{path} has no label column: {what} needs labelled examples")
         self.examples = examples
         self.arrays = encode_swag(examples, tokenizer, opts.max_seq_length)
-        self.num_choices = self.arrays["input_ids"].shape[1]
         lengths = self.arrays["input_mask"].sum(-1)
         logger.info("%s %s (%s layout): %d examples x %d choices%s, %d%% of choices truncated "
                     "to %d tokens (%.1f s)", what, path, layout, len(examples),
@@ -122,23 +121,19 @@ def build_model(opts):
 
 
 class SwagTask(FinetuneTask):
-    """Multiple choice on SWAG csv files: eval_accuracy, test_predictions.csv."""
+    """Multiple choice on SWAG csv files: eval_accuracy, test_predictions.csv. prepare() reads
+    the tokenizer (self.tokenizer); the export serves --num_choices endings per row (the model
+    scores each ending alone, so it serves any count), whichever files were read."""
 
     head = "multiple-choice"
     default_metric = DEFAULT_METRIC
 
     def prepare(self):
         self.tokenizer = load_tokenizer(self.opts)
-        self.num_choices = self.opts.num_choices
         return {}
 
-    def _data(self, path, what, limit=0, require_labels=False, sets_export=True):
-        """`sets_export`: the export serves this file's number of choices (the training
-        file's, then --do_eval's, then --do_predict's)."""
-        data = SwagData(self.opts, self.tokenizer, path, what, limit, require_labels)
-        if sets_export:
-            self.num_choices = data.num_choices
-        return data
+    def _data(self, path, what, limit=0, require_labels=False):
+        return SwagData(self.opts, self.tokenizer, path, what, limit, require_labels)
 
     def training_data(self):
         opts = self.opts
@@ -154,14 +149,13 @@ class SwagTask(FinetuneTask):
         return build_model(self.opts)
 
     def load_eval_data(self):
-        self.dev = self._data(self.opts.eval_file, "eval", self.opts.max_eval_examples, True,
-                              sets_export=self.opts.do_eval)
+        return self._data(self.opts.eval_file, "eval", self.opts.max_eval_examples, True)
 
-    def evaluate(self, trainer, step):
-        logits = self.dev.logits(trainer, self.opts.eval_batch_size, f"eval@{step}")
-        return evaluate_logits(logits, [e.label for e in self.dev.examples]), None
+    def evaluate(self, trainer, step, eval_set):
+        logits = eval_set.logits(trainer, self.opts.eval_batch_size, f"eval@{step}")
+        return Evaluation(step, evaluate_logits(logits, [e.label for e in eval_set.examples]))
 
-    def predict(self, trainer, trained, evaluation, artifact):
+    def predict(self, trainer, evaluation, eval_set, decision):
         data = self._data(self.opts.predict_file, "predict")
         logits = data.logits(trainer, self.opts.predict_batch_size, "predict")
         path = write_predictions(os.path.join(self.opts.output_dir, "test_predictions.csv"),
@@ -169,8 +163,8 @@ class SwagTask(FinetuneTask):
         logger.info("predictions of %d examples: %s", len(data.examples), path)
         return path
 
-    def export_options(self, trained, evaluation):
-        return {"num_choices": self.num_choices}
+    def export_options(self, evaluation, decision):
+        return {"num_choices": self.opts.num_choices}
 
 
 def run(opts, strategy):
