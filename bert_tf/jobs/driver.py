@@ -150,16 +150,9 @@ def run_task(task, strategy):
     best_files = dict(task.prepare())
     if opts.do_train:
         best_files.update(record_options(task))
-    plan = TrainingPlan(head=task.head, default_metric=task.default_metric,
-                        best_files=best_files)
-    training = None
-    if opts.do_train:
-        training = task.training_data()
-        steps, warmup = train_steps(opts, training.count, training.unit)
-        plan = dataclasses.replace(plan, dataset_fn=training.dataset_fn, steps=steps,
-                                   warmup=warmup, description=training.description)
-    setup = build_trainer(opts, strategy, task.build_model, task.loss(training), plan.steps,
-                          plan.warmup)
+    training = task.training_data() if opts.do_train else None
+    steps, warmup = train_steps(opts, training.count, training.unit) if training else (1, 0)
+    setup = build_trainer(opts, strategy, task.build_model, task.loss(training), steps, warmup)
     trainer = setup.trainer
     result = {"train": None, "eval": None, "predict": None, "export": None}
 
@@ -175,8 +168,11 @@ def run_task(task, strategy):
         for step in [s for s in evaluations if s not in steps]:
             del evaluations[step]
 
-    trained = train_with_evaluation(opts, setup, dataclasses.replace(
-        plan, evaluate=evaluate, keep_evaluations=keep_evaluations))
+    trained = train_with_evaluation(opts, setup, TrainingPlan(
+        training.dataset_fn if training else None, steps, warmup,
+        training.description if training else None, head=task.head, evaluate=evaluate,
+        default_metric=task.default_metric, best_files=best_files,
+        keep_evaluations=keep_evaluations))
     result["train"] = trained.train
     if trained.preempted:
         return result
