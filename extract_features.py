@@ -20,8 +20,6 @@ from bert_tf.jobs.features import FeatureOptions
 FLAGS = flags.FLAGS
 
 common.define_job_flags(FeatureOptions)
-flags.DEFINE_bool("use_one_hot_embeddings", False,
-                  "Kept for compatibility with google-research's flags; has no effect.")
 
 
 def main(argv):

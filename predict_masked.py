@@ -20,14 +20,13 @@ from bert_tf.jobs.fill_mask import FillMaskOptions
 FLAGS = flags.FLAGS
 
 common.define_job_flags(FillMaskOptions)
-flags.DEFINE_multi_string("text", None, "A text with [MASK] tokens (repeat for several).")
 
 
 def main(argv):
     del argv
     from bert_tf.jobs.fill_mask import format_result, run
     common.setup_logging()
-    opts = common.job_options(FillMaskOptions, texts=FLAGS.text)
+    opts = common.job_options(FillMaskOptions)
     results = run(opts)
     if not FLAGS.output_file:
         for result in results:

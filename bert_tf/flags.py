@@ -1,11 +1,12 @@
 """The runners' command lines: their flags come from their job's options class (every
-option() field is a flag, bert_tf.options), plus --bert_config_file / --model_preset, which
-make the options' BertConfig; and logging setup.
+option() field is a flag, bert_tf.options), plus ConfigOptions' --bert_config_file /
+--model_preset, which make the options' BertConfig; and logging setup.
 
     common.define_job_flags(SwagOptions)          # at import, before absl parses argv
     opts = common.job_options(SwagOptions)        # in main(): the parsed flags as options
 """
 
+import dataclasses
 import logging
 import os
 import sys
@@ -14,31 +15,30 @@ from absl import flags
 
 from bert_tf import fileio
 from bert_tf.config import BertConfig
+from bert_tf.options import define_flags, flag_values, option
 
 FLAGS = flags.FLAGS
 
 
+@dataclasses.dataclass(kw_only=True)
+class ConfigOptions:
+    """Where a job's BertConfig comes from (config_from_flags reads these flags)."""
+
+    bert_config_file: str = option(
+        None, "bert_config.json (google-research) or config.json (HuggingFace).")
+    model_preset: str = option(
+        None, "Instead of bert_config_file: tiny, mini, small, medium, base, large or "
+        "L-x_H-y_A-z.")
+
+
 def define_config_flags():
-    """--bert_config_file, --model_preset (what config_from_flags reads)."""
-    flags.DEFINE_string("bert_config_file", None,
-                        "bert_config.json (google-research) or config.json (HuggingFace).")
-    flags.DEFINE_string("model_preset", None,
-                        "Instead of bert_config_file: tiny, mini, small, medium, base, large or "
-                        "L-x_H-y_A-z.")
-
-
-def define_model_flags():
-    """--bert_config_file, --model_preset and --init_checkpoint (ModelOptions' help)."""
-    from bert_tf.jobs.common import ModelOptions
-    from bert_tf.options import define_flags
-    define_config_flags()
-    define_flags(ModelOptions, ["init_checkpoint"])
+    """--bert_config_file, --model_preset (ConfigOptions)."""
+    define_flags(ConfigOptions)
 
 
 def define_job_flags(options_class):
     """define_config_flags() and one flag per option() field of `options_class` (a
     ModelOptions subclass): its name, type, default, choices and help."""
-    from bert_tf.options import define_flags
     define_config_flags()
     define_flags(options_class)
 
@@ -64,7 +64,6 @@ def job_options(options_class, **values):
     """`options_class` built from the parsed flags (its BertConfig from --bert_config_file /
     --model_preset, else the config beside --init_checkpoint); `values` are fields that are
     not flags."""
-    from bert_tf.options import flag_values
     return options_class(config=config_from_flags_or_checkpoint(),
                          **flag_values(options_class), **values)
 

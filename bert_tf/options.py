@@ -17,20 +17,31 @@ import typing
 
 from absl import flags
 
-_HELP, _CHOICES, _FLAG_DEFAULT = "bert_tf_help", "bert_tf_choices", "bert_tf_flag_default"
+_HELP, _CHOICES, _FLAG_DEFAULT, _MULTI = ("bert_tf_help", "bert_tf_choices",
+                                          "bert_tf_flag_default", "bert_tf_multi")
 
 
-def option(default, help, *, choices=None, required=False):
+def option(default, help, *, choices=None, required=False, multi=False):
     """A dataclass field that is also a command-line flag (list defaults are copied).
     required=True: the dataclass needs the value (no default), the flag's default is
-    `default` (the job's validation names what is missing)."""
+    `default` (the job's validation names what is missing). multi=True: a list of strings
+    given by repeating the flag (--text=a --text=b) rather than comma-separated."""
     metadata = {_HELP: help, _CHOICES: tuple(choices) if choices else None,
-                _FLAG_DEFAULT: default}
+                _FLAG_DEFAULT: default, _MULTI: multi}
     if required:
         return dataclasses.field(metadata=metadata)
     if isinstance(default, list):
         return dataclasses.field(default_factory=lambda: list(default), metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)
+
+
+def option_like(cls, name, **changes):
+    """A new option() field like `cls`'s field `name` (its default, help, choices), but for
+    `changes` (option()'s arguments): one help text for a flag several runners take."""
+    field = flag_fields(cls, [name])[0]
+    arguments = dict(default=field_default(field), help=field_help(field),
+                     choices=field_choices(field), multi=field.metadata[_MULTI])
+    return option(**dict(arguments, **changes))
 
 
 def flag_fields(cls, names=None):
@@ -84,12 +95,15 @@ def option_values(options):
 
 def define_flags(cls, names=None, flag_values=flags.FLAGS):
     """Defines one absl flag per option() field of `cls` (or of `names`), typed by its
-    annotation: bool, int, float, str (an enum when the option has choices) or list."""
+    annotation: bool, int, float, str (an enum when the option has choices) or list (a
+    repeated flag when the option is multi)."""
     for field in flag_fields(cls, names):
         kind, default = _base_type(field.type), field_default(field)
         help_text, choices = field_help(field), field_choices(field)
         args = (field.name, default, help_text)
-        if choices:
+        if field.metadata.get(_MULTI):
+            flags.DEFINE_multi_string(*args, flag_values=flag_values)
+        elif choices:
             flags.DEFINE_enum(field.name, default, list(choices), help_text,
                               flag_values=flag_values)
         elif kind is bool:

@@ -5,7 +5,7 @@ pair of MRPC dev, through serving_default (raw text in, as a client sends it).
       --jsonl quality/results/serving_precision.jsonl
 
 The checkpoint is a run_classifier output (e.g. quality/classifier_glue.sh MRPC OUT); both
-exports go through export_savedmodel.py's code path (bert_tf.serving.job), with and without
+exports go through export_savedmodel.py's code path (bert_tf.jobs.export), with and without
 XLA. Writes one JSON line per variant: labels identical to fp32's, dev accuracy, largest
 probability difference.
 """
@@ -31,7 +31,7 @@ def export_and_serve(args, vocab, rows, work):
     import numpy as np
     import tensorflow as tf
 
-    from bert_tf.serving.job import ExportOptions, run
+    from bert_tf.jobs.export import ExportOptions, run
     results = {}
     for precision in ("fp32", "bf16"):
         for xla in (False, True):

@@ -48,7 +48,7 @@ def _options(pretrained, **kwargs):
 
 
 def test_probes_return_vocabulary_tokens_with_probabilities(pretrained):
-    results = run(_options(pretrained, texts=PROBES, top_k=5))
+    results = run(_options(pretrained, text=PROBES, top_k=5))
     assert [r["linex_index"] for r in results] == [0, 1, 2, 3]
     assert [len(r["masks"]) for r in results] == [1, 1, 2, 1]
     vocab = pretrained["vocab"]
@@ -70,7 +70,7 @@ def test_probes_return_vocabulary_tokens_with_probabilities(pretrained):
 
 
 def test_probabilities_are_the_heads_softmax_over_the_whole_vocabulary(pretrained):
-    [result] = run(_options(pretrained, texts=[PROBES[1]], top_k=8,
+    [result] = run(_options(pretrained, text=[PROBES[1]], top_k=8,
                             include_special_tokens=True))
     model = load_masked_lm(pretrained["config"], pretrained["dir"])
     tokenizer = FullTokenizer(pretrained["vocab_file"])
@@ -109,7 +109,7 @@ def test_checkpoint_without_masked_lm_head_is_refused():
     with pytest.raises(MissingHeadError, match=r"has no masked-LM head \(missing "
                                                r"cls/predictions/"):
         run(FillMaskOptions(config=config, init_checkpoint=str(minilm_dir()),
-                            texts=["the capital of [MASK] ."]))
+                            text=["the capital of [MASK] ."]))
 
 
 def test_runner_writes_json_lines(pretrained, tmp_path):

@@ -340,8 +340,8 @@ def test_export_serves_per_label_probabilities_and_the_selected_labels(conll_set
 
 
 def test_export_savedmodel_takes_the_threshold_beside_the_checkpoint(conll_run, tmp_path):
-    from bert_tf.serving.job import ExportOptions
-    from bert_tf.serving.job import run as export_run
+    from bert_tf.jobs.export import ExportOptions
+    from bert_tf.jobs.export import run as export_run
     out, _ = conll_run
     path = export_run(ExportOptions(export_dir=str(tmp_path), task="multi_label",
                                     init_checkpoint=str(out / "run" / "best"), labels=LABELS,

@@ -90,5 +90,11 @@ def test_docs_flags_md_is_generated_from_the_options():
     from helpers import REPO
     assert (REPO / "docs" / "flags.md").read_text(encoding="utf-8") == reference()
     for flag in ("--doc_stride", "--multi_label", "--class_weights", "--eval_every_steps",
-                 "--freeze_layers", "--epochs_over", "--dynamic_masking"):
+                 "--freeze_layers", "--epochs_over", "--dynamic_masking", "--text_signatures",
+                 "--null_score_diff_threshold", "--num_new_tokens", "--short_seq_prob"):
         assert f"| `{flag}` |" in reference()
+    for runner in ("run_classifier.py", "run_ner.py", "run_squad.py", "run_swag.py",
+                   "run_pretraining.py", "extract_features.py", "predict_masked.py",
+                   "export_savedmodel.py", "python -m bert_tf.predict", "build_vocab.py",
+                   "create_pretraining_data.py"):
+        assert f"## {runner}\n" in reference()

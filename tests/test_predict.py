@@ -22,8 +22,8 @@ import pytest
 import test_serving_support as support
 from bert_tf import cli, serving
 from bert_tf.checkpoints import save_weights
-from bert_tf.prediction import (CheckpointSettings, InputError, PredictOptions, run,
-                                word_entities)
+from bert_tf.jobs.predict import PredictOptions, run
+from bert_tf.prediction import CheckpointSettings, InputError, word_entities
 from bert_tf.prediction import loading
 from helpers import REPO, shared_path
 
@@ -89,8 +89,8 @@ def _long_conll_text(sentences=6):
 # --------------------------------------------------------------------------- classifier
 def test_savedmodel_and_checkpoint_give_the_same_classifier_predictions_on_sst2(classifier):
     texts = [sentence for sentence, _ in _sst2_rows()]
-    served = run(PredictOptions(model=classifier["export_dir"], texts=texts, batch_size=3))
-    built = run(PredictOptions(model=classifier["checkpoint"], texts=texts,
+    served = run(PredictOptions(model=classifier["export_dir"], text=texts, batch_size=3))
+    built = run(PredictOptions(model=classifier["checkpoint"], text=texts,
                                checkpoint=CheckpointSettings(task_name="SST-2",
                                                              max_seq_length=SST_SEQ)))
     features = support.classifier_features(texts, seq_length=SST_SEQ)
@@ -137,7 +137,7 @@ def test_real_sst2_tsv_is_read_by_its_header_and_ids_are_copied(classifier, tmp_
 
 def test_text_pair_for_a_single_text_model_is_refused(classifier, tmp_path):
     with pytest.raises(InputError, match=r"^--text_pair: this classifier model takes a single"):
-        run(PredictOptions(model=classifier["version"], texts=["a"], text_pairs=["b"]))
+        run(PredictOptions(model=classifier["version"], text=["a"], text_pair=["b"]))
     rows = tmp_path / "pairs.jsonl"
     rows.write_text('{"text": "fine"}\n{"text": "a", "text_pair": "b"}\n')
     with pytest.raises(InputError, match=rf"^{rows}:2: field 'text_pair': this classifier"):
@@ -146,22 +146,22 @@ def test_text_pair_for_a_single_text_model_is_refused(classifier, tmp_path):
 
 def test_checkpoint_flags_are_refused_for_a_savedmodel(classifier):
     with pytest.raises(InputError, match="--labels, --max_seq_length: for checkpoints only"):
-        run(PredictOptions(model=classifier["version"], texts=["a"],
+        run(PredictOptions(model=classifier["version"], text=["a"],
                            checkpoint=CheckpointSettings(labels=["x", "y"], max_seq_length=32)))
     with pytest.raises(InputError, match="--task=tagger, but the SavedModel .* classifier"):
-        run(PredictOptions(model=classifier["version"], texts=["a"], task="tagger"))
+        run(PredictOptions(model=classifier["version"], text=["a"], task="tagger"))
 
 
 def test_checkpoint_without_labels_or_head_is_refused_naming_the_flag(classifier, tmp_path):
     with pytest.raises(InputError, match=r"give --labels \(2 label names.*or --task_name"):
-        run(PredictOptions(model=classifier["checkpoint"], texts=["a"]))
+        run(PredictOptions(model=classifier["checkpoint"], text=["a"]))
     encoder = save_weights(support.build_model("encoder"), str(tmp_path / "encoder"), "tf1",
                            vocab_file=support.vocab_file())
     with pytest.raises(InputError, match="holds no task head.*give --task"):
-        run(PredictOptions(model=encoder, texts=["a"]))
+        run(PredictOptions(model=encoder, text=["a"]))
     with pytest.raises(InputError, match="--task makes it a tagger model, but .* classifier "
                                          "head"):
-        run(PredictOptions(model=classifier["checkpoint"], texts=["a"], task="tagger"))
+        run(PredictOptions(model=classifier["checkpoint"], text=["a"], task="tagger"))
 
 
 # --------------------------------------------------------------------------- input files
@@ -187,17 +187,17 @@ def test_bad_input_line_is_named(classifier, tmp_path, name, content, message):
 
 def test_text_flags_must_pair_up(classifier):
     with pytest.raises(InputError, match="--text 2 times, --text_pair 1 time"):
-        run(PredictOptions(model=classifier["version"], texts=["a", "b"], text_pairs=["c"]))
+        run(PredictOptions(model=classifier["version"], text=["a", "b"], text_pair=["c"]))
     with pytest.raises(InputError, match="nothing to predict"):
         run(PredictOptions(model=classifier["version"]))
     with pytest.raises(InputError, match="--input_file or the text flags"):
-        run(PredictOptions(model=classifier["version"], texts=["a"], input_file="x.jsonl"))
+        run(PredictOptions(model=classifier["version"], text=["a"], input_file="x.jsonl"))
 
 
 def test_output_file_is_written_atomically_as_json_lines(classifier, tmp_path):
     out = tmp_path / "out" / "predictions.jsonl"
     texts = [sentence for sentence, _ in _sst2_rows(4)] + ["naïve café, ünïcödé"]
-    results = run(PredictOptions(model=classifier["version"], texts=texts,
+    results = run(PredictOptions(model=classifier["version"], text=texts,
                                  output_file=str(out)))
     lines = out.read_text(encoding="utf-8").splitlines()
     assert [json.loads(line) for line in lines] == results and len(lines) == len(texts)
@@ -287,7 +287,7 @@ def test_ner_tags_each_word_by_its_first_wordpiece_on_conll(tagger):
     sentences = [s for s in support.conll_sentences(12)
                  if len(support.full_tokenizer().tokenize(s)) <= NER_SEQ - 2][:5]
     assert len(sentences) >= 3
-    results = run(PredictOptions(model=tagger["version"], texts=sentences))
+    results = run(PredictOptions(model=tagger["version"], text=sentences))
     for sentence, result in zip(sentences, results):
         _check_entities(result, sentence)
         assert result["tags"] == _first_piece_tags(tagger["model"], sentence)
@@ -299,7 +299,7 @@ def test_ner_reads_a_long_text_in_windows_and_tags_every_word(tagger):
     text = _long_conll_text()
     words = text.split()
     assert len(support.full_tokenizer().tokenize(text)) > 2 * NER_SEQ
-    [result] = run(PredictOptions(model=tagger["version"], texts=[text], batch_size=2))
+    [result] = run(PredictOptions(model=tagger["version"], text=[text], batch_size=2))
     _check_entities(result, text)
     # run_ner's windows and max-context rule, with the Keras model
     features = encode_units([words], support.full_tokenizer(), NER_SEQ, 64)
@@ -316,16 +316,16 @@ def test_ner_run_output_dir_gives_the_savedmodel_predictions(tagger, tmp_path):
     """The task comes from the checkpoint's head and the labels from label_list.txt; empty and
     oddly spaced texts are fine."""
     texts = support.conll_sentences(3) + ["", "  Peter \t Blackburn  ", _long_conll_text(3)]
-    served = run(PredictOptions(model=tagger["version"], texts=texts))
-    built = run(PredictOptions(model=tagger["run_dir"], texts=texts, checkpoint=CheckpointSettings(
+    served = run(PredictOptions(model=tagger["version"], text=texts))
+    built = run(PredictOptions(model=tagger["run_dir"], text=texts, checkpoint=CheckpointSettings(
         vocab_file=support.vocab_file(), max_seq_length=NER_SEQ)))
     assert built == served
     assert served[3] == {"index": 3, "words": [], "tags": [], "entities": []}
     assert served[4]["words"] == ["Peter", "Blackburn"]
     with pytest.raises(InputError, match="no vocab.txt beside it: give --vocab_file"):
-        run(PredictOptions(model=tagger["run_dir"], texts=["a"]))
+        run(PredictOptions(model=tagger["run_dir"], text=["a"]))
     with pytest.raises(InputError, match=r"^--text_pair: not an input of a tagger"):
-        run(PredictOptions(model=tagger["version"], texts=["a"], text_pairs=["b"]))
+        run(PredictOptions(model=tagger["version"], text=["a"], text_pair=["b"]))
 
 
 # --------------------------------------------------------------------------- SQuAD
@@ -341,17 +341,17 @@ def test_squad_answer_is_the_context_at_its_character_offsets(squad_checkpoint):
     contexts = [c for _, _, c in questions]
     assert any(not c.isascii() for c in contexts)      # character, not byte, offsets
     settings = CheckpointSettings(max_seq_length=128, max_query_length=24, max_answer_length=12)
-    results = run(PredictOptions(model=squad_checkpoint, questions=[q for _, q, _ in questions],
-                                 contexts=contexts, doc_stride=64, checkpoint=settings))
+    results = run(PredictOptions(model=squad_checkpoint, question=[q for _, q, _ in questions],
+                                 context=contexts, doc_stride=64, checkpoint=settings))
     for (_, _, context), result in zip(questions, results):
         assert result["answer"] and context[result["start"]:result["end"]] == result["answer"]
         assert np.isfinite(result["score"]) and np.isfinite(result["null_score"])
     as_text_pair = run(PredictOptions(model=squad_checkpoint,
-                                      texts=[q for _, q, _ in questions], text_pairs=contexts,
+                                      text=[q for _, q, _ in questions], text_pair=contexts,
                                       doc_stride=64, checkpoint=settings))
     assert as_text_pair == results
-    unanswered = run(PredictOptions(model=squad_checkpoint, questions=[questions[0][1]],
-                                    contexts=[contexts[0]], doc_stride=64, checkpoint=settings,
+    unanswered = run(PredictOptions(model=squad_checkpoint, question=[questions[0][1]],
+                                    context=[contexts[0]], doc_stride=64, checkpoint=settings,
                                     version_2_with_negative=True,
                                     null_score_diff_threshold=-1e9))
     assert unanswered[0]["answer"] == "" and unanswered[0]["start"] is None
@@ -389,7 +389,7 @@ def test_multiple_choice_probabilities_sum_to_one_and_choice_is_their_argmax(
         assert p.shape == (4,) and abs(p.sum() - 1) < 1e-5
         assert r["choice"] == int(np.argmax(p))
         assert r["choice_text"] == e.choice_texts()[r["choice"]][1]
-    single = run(PredictOptions(model=choice_checkpoint, contexts=[examples[0].context],
+    single = run(PredictOptions(model=choice_checkpoint, context=[examples[0].context],
                                 choices=[b for _, b in examples[0].choice_texts()],
                                 checkpoint=CheckpointSettings(max_seq_length=32)))
     np.testing.assert_allclose(single[0]["probabilities"], results[0]["probabilities"],
@@ -423,7 +423,7 @@ def test_command_line_writes_json_lines(classifier, tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout == ""
     written = [json.loads(line) for line in out.read_text().splitlines()]
-    expected = run(PredictOptions(model=classifier["version"], texts=texts))
+    expected = run(PredictOptions(model=classifier["version"], text=texts))
     assert [r["id"] for r in written] == [0, 1, 2]
     for a, b in zip(written, expected):
         assert a["label"] == b["label"]
@@ -528,8 +528,8 @@ def test_run_classifier_output_dir_needs_no_labels_flag(multi_label_run):
     assert (multi_label_run["root"] / "run" / "label_list.txt").read_text() == "".join(
         f"{label}\n" for label in ML_LABELS)
     texts = support.conll_sentences(6)
-    found = run(PredictOptions(model=run_dir, texts=texts, checkpoint=_multi_label_settings()))
-    given = run(PredictOptions(model=run_dir, texts=texts,
+    found = run(PredictOptions(model=run_dir, text=texts, checkpoint=_multi_label_settings()))
+    given = run(PredictOptions(model=run_dir, text=texts,
                                checkpoint=_multi_label_settings(labels=ML_LABELS)))
     assert len(found) == len(given) == 6
     for a, b in zip(found, given):
@@ -545,9 +545,9 @@ def test_multi_label_threshold_flag_and_its_refusals(multi_label_run, classifier
     texts = support.conll_sentences(8)
     other = 0.6 if multi_label_run["threshold"] < 0.6 else 0.1
     given = run(PredictOptions(model=multi_label_run["run_dir"], task="multi_label",
-                               texts=texts, checkpoint=_multi_label_settings(
+                               text=texts, checkpoint=_multi_label_settings(
                                    labels=ML_LABELS, multi_label_threshold=other)))
-    served = run(PredictOptions(model=multi_label_run["export"], texts=texts))
+    served = run(PredictOptions(model=multi_label_run["export"], text=texts))
     for a, b in zip(given, served):
         np.testing.assert_allclose(list(a["probabilities"].values()),
                                    list(b["probabilities"].values()), atol=1e-6)
@@ -556,15 +556,15 @@ def test_multi_label_threshold_flag_and_its_refusals(multi_label_run, classifier
     assert [a["labels"] for a in given] != [b["labels"] for b in served]
     with pytest.raises(InputError, match="--multi_label_threshold: for checkpoints only; the "
                                          "SavedModel .* fixed it at export"):
-        run(PredictOptions(model=multi_label_run["export"], texts=texts,
+        run(PredictOptions(model=multi_label_run["export"], text=texts,
                            checkpoint=CheckpointSettings(multi_label_threshold=0.3)))
     with pytest.raises(InputError, match="--multi_label_threshold: for multi_label models, not "
                                          "a classifier model .*--task=multi_label"):
-        run(PredictOptions(model=classifier["checkpoint"], texts=texts,
+        run(PredictOptions(model=classifier["checkpoint"], text=texts,
                            checkpoint=CheckpointSettings(task_name="SST-2",
                                                          multi_label_threshold=0.3)))
     with pytest.raises(InputError, match=r"must be in \(0, 1\), got 1.0"):
-        run(PredictOptions(model=multi_label_run["run_dir"], texts=texts,
+        run(PredictOptions(model=multi_label_run["run_dir"], text=texts,
                            checkpoint=CheckpointSettings(multi_label_threshold=1.0)))
     bare = multi_label_run["root"] / "without_label_list"        # a run of old: no label list
     if not bare.exists():
@@ -572,9 +572,9 @@ def test_multi_label_threshold_flag_and_its_refusals(multi_label_run, classifier
                         ignore=shutil.ignore_patterns("label_list.txt", "best", "eval"))
     with pytest.raises(InputError, match=r"give --labels \(4 label names .*sorted label set.*"
                                          r"or put run_classifier's label_list.txt beside it"):
-        run(PredictOptions(model=str(bare), texts=texts, checkpoint=_multi_label_settings()))
+        run(PredictOptions(model=str(bare), text=texts, checkpoint=_multi_label_settings()))
     with pytest.raises(InputError, match="--task=multi_label, but the SavedModel .* classifier"):
-        run(PredictOptions(model=classifier["version"], texts=texts, task="multi_label"))
+        run(PredictOptions(model=classifier["version"], text=texts, task="multi_label"))
 
 
 # --------------------------------------------------------------------------- long texts
@@ -629,10 +629,10 @@ def test_windowed_export_and_checkpoint_read_long_documents_alike(classifier, wi
         WINDOW_STRIDE, "max", MAX_WINDOWS)
     texts = long_documents
     assert min(len(support.full_tokenizer().tokenize(t)) for t in texts) > 3 * SST_SEQ
-    served = run(PredictOptions(model=version, texts=texts, batch_size=4))
+    served = run(PredictOptions(model=version, text=texts, batch_size=4))
     settings = CheckpointSettings(labels=SST_LABELS, max_seq_length=SST_SEQ,
                                   window_pooling="max", max_windows=MAX_WINDOWS)
-    built = run(PredictOptions(model=classifier["checkpoint"], texts=texts,
+    built = run(PredictOptions(model=classifier["checkpoint"], text=texts,
                                doc_stride=WINDOW_STRIDE, checkpoint=settings))
     expected = _windowed_reference(classifier["model"], texts)
     for a, b, reference in zip(served, built, expected):
@@ -640,7 +640,7 @@ def test_windowed_export_and_checkpoint_read_long_documents_alike(classifier, wi
         np.testing.assert_allclose(p, list(b["probabilities"].values()), atol=1e-6)
         np.testing.assert_allclose(p, reference, atol=1e-5)
         assert a["label"] == b["label"]
-    truncated = run(PredictOptions(model=classifier["checkpoint"], texts=texts,
+    truncated = run(PredictOptions(model=classifier["checkpoint"], text=texts,
                                    checkpoint=CheckpointSettings(labels=SST_LABELS,
                                                                  max_seq_length=SST_SEQ)))
     gaps = [abs(a["probabilities"]["1"] - b["probabilities"]["1"])
@@ -683,9 +683,9 @@ def test_a_runs_recorded_options_stand_in_for_flags_not_given(classifier, long_d
     a flag given still wins."""
     model = _windowed_run_folder(classifier, tmp_path / "run")
     texts = long_documents
-    recorded = run(PredictOptions(model=model, texts=texts,
+    recorded = run(PredictOptions(model=model, text=texts,
                                   checkpoint=CheckpointSettings(labels=SST_LABELS)))
-    given = run(PredictOptions(model=model, texts=texts, doc_stride=WINDOW_STRIDE,
+    given = run(PredictOptions(model=model, text=texts, doc_stride=WINDOW_STRIDE,
                                checkpoint=CheckpointSettings(
                                    labels=SST_LABELS, max_seq_length=SST_SEQ,
                                    window_pooling="max", max_windows=MAX_WINDOWS)))
@@ -694,7 +694,7 @@ def test_a_runs_recorded_options_stand_in_for_flags_not_given(classifier, long_d
         np.testing.assert_allclose(list(a["probabilities"].values()),
                                    list(b["probabilities"].values()), atol=1e-6)
         np.testing.assert_allclose(list(a["probabilities"].values()), reference, atol=1e-5)
-    mean_pooled = run(PredictOptions(model=model, texts=texts, checkpoint=CheckpointSettings(
+    mean_pooled = run(PredictOptions(model=model, text=texts, checkpoint=CheckpointSettings(
         labels=SST_LABELS, window_pooling="mean")))
     gaps = [abs(a["probabilities"]["1"] - b["probabilities"]["1"])
             for a, b in zip(recorded, mean_pooled)]
@@ -734,7 +734,7 @@ def test_a_broken_run_options_file_is_named(classifier, tmp_path):
     (folder / "run_options.json").write_text("{\"options\": [1, 2]}\n")
     with pytest.raises(InputError, match=r"run_options.json: not a run_options.json"):
         run(PredictOptions(model=str(folder / os.path.basename(classifier["checkpoint"])),
-                           texts=["a text"], checkpoint=CheckpointSettings(labels=SST_LABELS)))
+                           text=["a text"], checkpoint=CheckpointSettings(labels=SST_LABELS)))
 
 
 def test_window_flags_are_refused_where_they_do_not_apply(classifier, windowed_export, tagger):
@@ -742,30 +742,30 @@ def test_window_flags_are_refused_where_they_do_not_apply(classifier, windowed_e
     with pytest.raises(InputError, match=r"--doc_stride: the SavedModel .* fixed its windows at "
                                          r"export \(window_stride 48, window_pooling max, "
                                          r"max_windows 6\)"):
-        run(PredictOptions(model=version, texts=["a"], doc_stride=48))
+        run(PredictOptions(model=version, text=["a"], doc_stride=48))
     with pytest.raises(InputError, match="--doc_stride: the SavedModel .* truncates long texts"):
-        run(PredictOptions(model=classifier["version"], texts=["a"], doc_stride=48))
+        run(PredictOptions(model=classifier["version"], text=["a"], doc_stride=48))
     with pytest.raises(InputError, match="--window_pooling: for checkpoints only"):
-        run(PredictOptions(model=version, texts=["a"],
+        run(PredictOptions(model=version, text=["a"],
                            checkpoint=CheckpointSettings(window_pooling="mean")))
     with pytest.raises(InputError, match="--window_pooling, --max_windows: apply to "
                                          "--doc_stride windows"):
-        run(PredictOptions(model=classifier["checkpoint"], texts=["a"],
+        run(PredictOptions(model=classifier["checkpoint"], text=["a"],
                            checkpoint=CheckpointSettings(labels=SST_LABELS, window_pooling="max",
                                                          max_windows=2)))
     with pytest.raises(InputError, match="--max_windows: for classifier, regression, "
                                          "multi_label checkpoints .* not a tagger model"):
-        run(PredictOptions(model=tagger["run_dir"], texts=["a"], doc_stride=8,
+        run(PredictOptions(model=tagger["run_dir"], text=["a"], doc_stride=8,
                            checkpoint=CheckpointSettings(vocab_file=support.vocab_file(),
                                                          max_windows=2)))
     with pytest.raises(InputError, match=r"--max_windows must be >= 0 \(0: all\), got -1"):
-        run(PredictOptions(model=classifier["checkpoint"], texts=["a"], doc_stride=8,
+        run(PredictOptions(model=classifier["checkpoint"], text=["a"], doc_stride=8,
                            checkpoint=CheckpointSettings(max_windows=-1)))
 
 
 def test_export_options_threshold_is_for_multi_label_only(classifier, tmp_path):
     """export_savedmodel.py --multi_label_threshold: refused for another task, and checked."""
-    from bert_tf.serving.job import ExportOptions
+    from bert_tf.jobs.export import ExportOptions
 
     def resolve(**kwargs):
         return ExportOptions(export_dir=str(tmp_path), init_checkpoint=classifier["checkpoint"],
@@ -781,10 +781,10 @@ def test_export_options_threshold_is_for_multi_label_only(classifier, tmp_path):
 
 
 def test_export_options_window_rules(classifier, tmp_path):
-    """bert_tf.serving.job.ExportOptions (export_savedmodel.py): --doc_stride is SQuAD's
+    """bert_tf.jobs.export.ExportOptions (export_savedmodel.py): --doc_stride is SQuAD's
     context stride (default 128) or a classifier's windows (default none), --window_pooling and
     --max_windows need those windows."""
-    from bert_tf.serving.job import ExportOptions, window_options
+    from bert_tf.jobs.export import ExportOptions, window_options
 
     def resolve(**kwargs):
         return ExportOptions(export_dir=str(tmp_path), init_checkpoint=classifier["checkpoint"],

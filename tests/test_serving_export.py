@@ -259,7 +259,7 @@ def test_export_to_a_url_numbers_versions_there(tmp_path):
 
 def test_job_refuses_a_checkpoint_without_the_head(tmp_path):
     from bert_tf.checkpoints import save_weights
-    from bert_tf.serving.job import ExportOptions, run
+    from bert_tf.jobs.export import ExportOptions, run
     prefix = save_weights(_encoder(), str(tmp_path / "ckpt"), "tf1",
                           vocab_file=support.vocab_file())
     with pytest.raises(Exception, match="(?i)classifier|output_weights|missing"):

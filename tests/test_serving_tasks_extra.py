@@ -384,7 +384,7 @@ def test_job_exports_a_multiple_choice_checkpoint_with_num_choices(tmp_path):
     import json
 
     from bert_tf.data.swag import encode_swag
-    from bert_tf.serving.job import ExportOptions, run
+    from bert_tf.jobs.export import ExportOptions, run
     model = support.build_model("multiple_choice", seed=9)
     prefix = _tf1_checkpoint(model, tmp_path / "ckpt")
     path = run(ExportOptions(export_dir=str(tmp_path / "export"), init_checkpoint=prefix,
@@ -403,7 +403,7 @@ def test_job_exports_a_multiple_choice_checkpoint_with_num_choices(tmp_path):
 
 def test_job_refuses_fill_mask_for_a_checkpoint_without_the_masked_lm_head(tmp_path):
     from bert_tf.jobs.fill_mask import MissingHeadError
-    from bert_tf.serving.job import ExportOptions, run
+    from bert_tf.jobs.export import ExportOptions, run
     from helpers import minilm_dir
     with pytest.raises(MissingHeadError, match="has no masked-LM head"):
         run(ExportOptions(export_dir=str(tmp_path / "export"),

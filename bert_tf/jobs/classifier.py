@@ -202,7 +202,7 @@ class TaskData:
         """Whether examples hold two texts: the generic task's text_b column, else every task
         but GLUE's single-sentence ones."""
         from bert_tf.data.classification import GenericProcessor
-        from bert_tf.serving.job import SINGLE_TEXT_TASKS
+        from bert_tf.data.classification.tasks import SINGLE_TEXT_TASKS
         if isinstance(self.processor, GenericProcessor):
             return self.processor.text_b_column is not None
         return self.task not in SINGLE_TEXT_TASKS

@@ -32,8 +32,9 @@ import zipfile
 import numpy as np
 
 from bert_tf import fileio
+from bert_tf.data.pretraining.options import PretrainingDataOptions
 from bert_tf.jobs.common import ModelOptions, RuntimeOptions, export_model, load_tokenizer
-from bert_tf.options import option
+from bert_tf.options import option, option_like
 
 logger = logging.getLogger("bert_tf")
 
@@ -47,9 +48,7 @@ class FeatureOptions(ModelOptions, RuntimeOptions):
     vocab_file: str = option(
         None, "The vocabulary file that the BERT model was trained on (default: vocab.txt "
         "beside --init_checkpoint).")
-    do_lower_case: bool = option(
-        True, "Whether to lower case the input text. Should be True for uncased models and "
-        "False for cased models.")
+    do_lower_case: bool = option_like(PretrainingDataOptions, "do_lower_case")
     export_dir: str = option(
         None, "After extracting, export the encoder for TensorFlow Serving as the next "
         "numbered version in this folder (pooled_output and sequence_output; text_a and text_b "
@@ -74,6 +73,8 @@ class FeatureOptions(ModelOptions, RuntimeOptions):
         choices=("none", "cls", "mean", "pooler"))
     compact_dtype: str = option("float32", "Float type of the .npz features.",
                                 choices=("float32", "float16"))
+    use_one_hot_embeddings: bool = option(    # a flag only: accepted, never read
+        False, "Kept for compatibility with google-research's flags; has no effect.")
     commit_every: int = 1000
 
     serving_task = "encoder"

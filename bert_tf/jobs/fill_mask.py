@@ -57,7 +57,7 @@ class FillMaskOptions(ModelOptions):
     input_file: str = option(
         None, "One text per line instead of --text (`text_a` or `text_a ||| text_b`; blank "
         "lines are skipped).")
-    texts: list = None                  # --text (repeated)
+    text: list = option(None, "A text with [MASK] tokens (repeat for several).", multi=True)
     output_file: str = option(
         None, "Write JSON lines here (linex_index, text, tokens, masks: [{position, "
         "predictions: [{token, token_id, probability}]}]); default: print.")
@@ -72,9 +72,9 @@ class FillMaskOptions(ModelOptions):
         if not self.init_checkpoint:
             raise ValueError("--init_checkpoint is required (a checkpoint with its masked-LM "
                              "head, e.g. a run_pretraining output_dir)")
-        if self.input_file and self.texts:
+        if self.input_file and self.text:
             raise ValueError("give exactly one of --input_file and --text")
-        if not (self.input_file or self.texts or self.export_dir):
+        if not (self.input_file or self.text or self.export_dir):
             raise ValueError("give exactly one of --input_file and --text (or only "
                              "--export_dir)")
         if self.input_file and not fileio.exists(self.input_file):
@@ -172,8 +172,8 @@ def _batch_arrays(items):
 
 
 def _texts(opts):
-    if opts.texts:
-        for i, text in enumerate(opts.texts):
+    if opts.text:
+        for i, text in enumerate(opts.text):
             yield i, text, f"--text #{i + 1}"
         return
     from bert_tf.tokenization import convert_to_unicode
@@ -201,7 +201,7 @@ def load(opts):
 def encode_texts(opts, tokenizer):
     """The MaskedText of every text; raises ValueError naming the text or line without a
     [MASK], and an input file without any text."""
-    if not (opts.texts or opts.input_file):
+    if not (opts.text or opts.input_file):
         return []                               # --export_dir alone
     items = [encode_masked(tokenizer, index, text, opts.max_seq_length, where)
              for index, text, where in _texts(opts)]

@@ -23,10 +23,11 @@ import random
 import time
 
 from bert_tf import fileio
+from bert_tf.data.pretraining.options import PretrainingDataOptions
 from bert_tf.jobs.common import load_tokenizer, record_eval
 from bert_tf.jobs.driver import Evaluation, FinetuneTask, TrainingData, run_task
 from bert_tf.jobs.finetune import FinetuneOptions
-from bert_tf.options import option
+from bert_tf.options import option, option_like
 
 logger = logging.getLogger("bert_tf")
 
@@ -40,8 +41,7 @@ DEFAULT_METRIC = "f1"               # official F1 (v2: at --null_score_diff_thre
 class SquadOptions(FinetuneOptions):
     """run_squad's options (eval_batch_size is unused: --do_eval scores the predictions)."""
 
-    vocab_file: str = option(None, "The vocabulary file that the BERT model was trained on.",
-                             required=True)
+    vocab_file: str = option_like(PretrainingDataOptions, "vocab_file", required=True)
     output_dir: str = option(
         None, "Where checkpoints, features, predictions and results are written.",
         required=True)

@@ -22,10 +22,10 @@ import time
 import numpy as np
 
 from bert_tf import fileio
-from bert_tf.jobs.common import arrays_dataset_fn, load_tokenizer
+from bert_tf.jobs.common import TrainingOptions, arrays_dataset_fn, load_tokenizer
 from bert_tf.jobs.driver import Evaluation, FinetuneTask, TrainingData, run_task
 from bert_tf.jobs.finetune import FileFinetuneOptions, cross_entropy, predict_logits, softmax
-from bert_tf.options import option
+from bert_tf.options import option, option_like
 
 logger = logging.getLogger("bert_tf")
 
@@ -38,7 +38,7 @@ class SwagOptions(FileFinetuneOptions):
         128, "Maximum length of each (context, ending) pair after WordPiece tokenization; "
         "longer pairs are truncated.")
     train_batch_size: int = option(16, "Total batch size for training (examples).")
-    learning_rate: float = option(2e-5, "The initial learning rate for Adam.")
+    learning_rate: float = option_like(TrainingOptions, "learning_rate", default=2e-5)
     train_file: str = option(None, "SWAG csv to train on (either layout, labelled).")
     eval_file: str = option(None, "Labelled SWAG csv to evaluate on (--do_eval).")
     predict_file: str = option(None, "SWAG csv to predict (--do_predict), e.g. test.csv.")

@@ -1,17 +1,12 @@
-"""Predictions without a test file, for every fine-tuned task (`python -m bert_tf.predict`).
-
-`run(PredictOptions(model=..., texts=[...]))` reads rows from strings or an input file
-(`inputs`), loads a SavedModel exported by bert_tf or builds a checkpoint into the same serving
-module (`loading`), and returns one JSON-able dict per row (`tasks` says what each task
-returns). Names load on first use: importing the package does not import TensorFlow.
+"""What bert_tf.predict (bert_tf.jobs.predict) is made of, for every fine-tuned task: rows
+from strings or an input file (`inputs`), a SavedModel exported by bert_tf or what a checkpoint
+holds (`loading`), and what each task returns per row (`tasks`). Names load on first use:
+importing the package does not import TensorFlow.
 """
 
 from bert_tf._lazy import lazy_exports
 
 _EXPORTS = {
-    "PredictOptions": "bert_tf.prediction.job",
-    "run": "bert_tf.prediction.job",
-    "json_lines": "bert_tf.prediction.job",
     "CheckpointSettings": "bert_tf.prediction.loading",
     "Predictor": "bert_tf.prediction.loading",
     "InputError": "bert_tf.prediction.inputs",

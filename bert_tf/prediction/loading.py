@@ -1,5 +1,6 @@
 """The model to predict with: a SavedModel exported by bert_tf, or a checkpoint built in memory
-into the same serving module, so both give their predictions from the same code.
+into the same serving module (bert_tf.jobs.checkpoint_predictor, from what this module reads of
+the checkpoint), so both give their predictions from the same code.
 
 `--model` may be
   * a SavedModel version folder (holding saved_model.pb), or an export_dir of numbered
@@ -9,7 +10,7 @@ into the same serving module, so both give their predictions from the same code.
     a TF1 prefix, a native prefix, a HuggingFace folder), with bert_config.json / config.json
     and vocab.txt beside it unless given. Its task is read from the head it holds (a TF1 or
     native checkpoint; a HuggingFace config's `architectures`); the model is built as
-    export_savedmodel.py builds it (bert_tf.serving.job) and wrapped in the serving module
+    export_savedmodel.py builds it (bert_tf.jobs.export) and wrapped in the serving module
     bert_tf.serving.export would save (bert_tf.serving.module), whose signature functions are
     then called in this process. Its labels, unless --labels gives them, come from the
     label_list.txt run_classifier and run_ner write to output_dir and best/, else from a
@@ -26,10 +27,10 @@ import logging
 import os
 
 from bert_tf import fileio
-from bert_tf.checkpoints.run_options import beside as _beside
+from bert_tf.options import option
 from bert_tf.prediction.inputs import InputError
 from bert_tf.serving import names
-from bert_tf.serving.names import EXPORT_INFO, LABELS_FILE, WINDOW_TASKS
+from bert_tf.serving.names import EXPORT_INFO
 
 logger = logging.getLogger("bert_tf")
 
@@ -53,18 +54,38 @@ class CheckpointSettings:
     """The flags that apply to checkpoints only (a SavedModel fixed them at export). None: not
     given."""
 
-    task_name: str = None            # a GLUE/XNLI name: labels, regression and pairs from it
-    bert_config_file: str = None
-    vocab_file: str = None
-    do_lower_case: bool = None       # default True
-    labels: list = None
-    max_seq_length: int = None       # default 384 for SQuAD (run_squad), else 128
-    max_query_length: int = None     # default 64
-    max_answer_length: int = None    # default 30
-    window_pooling: str = None       # with --doc_stride windows (classifier, regression,
-    max_windows: int = None          # multi_label): default mean, 0 (all windows)
-    multi_label_threshold: float = None   # multi_label: default the `threshold` of the
-                                          # eval_results.txt beside the checkpoint, else 0.5
+    task_name: str = option(
+        None, "Checkpoints: a GLUE/XNLI task name (MRPC, SST-2, STS-B, ...): sets the task, the "
+        "labels and whether the model reads pairs.")
+    bert_config_file: str = option(
+        None, "Checkpoints: the model's config (default: bert_config.json or config.json beside "
+        "it).")
+    vocab_file: str = option(None, "Checkpoints: the model's vocab.txt (default: the one beside "
+                             "it).")
+    do_lower_case: bool = option(None, "Checkpoints: whether the model is uncased (default: the "
+                                 "run's, else true).")
+    labels: list = option(
+        None, "Checkpoints: label names in class-id order (classifier, NER; default: "
+        "label_list.txt beside the checkpoint, as run_ner writes it, or a HuggingFace config's "
+        "id2label).")
+    max_seq_length: int = option(
+        None, "Checkpoints: sequence length (default: the run's, else 128; SQuAD 384, as "
+        "run_squad).")
+    max_query_length: int = option(
+        None, "SQuAD checkpoints: question WordPieces kept (default: the run's, else 64).")
+    max_answer_length: int = option(
+        None, "SQuAD checkpoints: longest answer in WordPieces (default: the run's, else 30).")
+    window_pooling: str = option(
+        None, "Classifier, regression and multi_label checkpoints with --doc_stride: how the "
+        "windows' logits combine (default: the run's run_classifier --window_pooling, else "
+        "mean).", choices=("mean", "max"))
+    max_windows: int = option(
+        None, "Classifier, regression and multi_label checkpoints with --doc_stride: at most "
+        "this many windows per text, from its start (default: the run's, else 0: all).")
+    multi_label_threshold: float = option(
+        None, "multi_label checkpoints: a label is selected when its probability is >= this "
+        "(default: the threshold in the eval_results.txt beside the checkpoint, as "
+        "run_classifier --multi_label tunes it, else 0.5).")
 
     def given(self):
         """Names of the settings given, as flags."""
@@ -131,7 +152,7 @@ def load_saved_model(path):
                          f"SavedModel exported by bert_tf")
     with fileio.open_binary(info_path) as f:
         info = json.loads(f.read().decode("utf-8"))
-    _check_predictable(info.get("task"), f"--model {path}")
+    check_predictable(info.get("task"), f"--model {path}")
     logger.info("loading SavedModel %s (%s)", path, info["task"])
     loaded = tf.saved_model.load(path)
     signatures = dict(loaded.signatures)
@@ -141,7 +162,7 @@ def load_saved_model(path):
     return predictor
 
 
-def _check_predictable(task, where):
+def check_predictable(task, where):
     if task in PREDICT_TASKS:
         return
     if task in _OTHER_TOOLS:
@@ -217,7 +238,7 @@ def _hf_head(location):
     return (tasks.pop() if len(tasks) == 1 else None), units
 
 
-def _hf_labels(location, units):
+def hf_labels(location, units):
     """Label names of a HuggingFace config's id2label, unless they are the default LABEL_<i>."""
     folder = location if os.path.isdir(location) else os.path.dirname(location)
     path = os.path.join(folder, "config.json")
@@ -232,154 +253,3 @@ def _hf_labels(location, units):
     if not labels or labels == [f"LABEL_{i}" for i in range(len(labels))]:
         return None
     return labels if units in (None, len(labels)) else None
-
-
-def resolve_checkpoint(path, task, settings):
-    """export_savedmodel.py's ExportOptions for the checkpoint at `path`, with the task (from
-    --task / --task_name, else the checkpoint's head), config, vocabulary and labels found
-    (build_predictor resolves them); raises InputError naming the flag to give when something
-    cannot be found."""
-    from bert_tf.config import BertConfig
-    from bert_tf.serving.job import ExportOptions
-    try:
-        found, units, fmt, location = checkpoint_head(path)
-    except FileNotFoundError as e:
-        raise InputError(f"--model {path}: not a SavedModel (no saved_model.pb, no numbered "
-                         f"version holding one) and not a checkpoint ({e})") from None
-    where = f"--model {path} ({fmt} checkpoint)"
-    if settings.task_name:
-        from bert_tf.serving.job import task_of_name
-        named = task_of_name(settings.task_name)
-        if task not in (None, named):
-            raise InputError(f"--task_name={settings.task_name} is a {named} task, but "
-                             f"--task={task}")
-        task = named
-    if task is None:
-        if found is None:
-            raise InputError(f"{where}: cannot tell its task (its config.json names no "
-                             f"BertFor... architecture): give --task (one of "
-                             f"{', '.join(PREDICT_TASKS)})")
-        if found == "encoder":
-            raise InputError(f"{where} holds no task head, only an encoder: give --task if it "
-                             f"is a fine-tuned model after all; for embeddings use "
-                             f"extract_features.py")
-        _check_predictable(found, where)
-        task = found
-        if task in ("classifier", "regression") and _multi_label_run(path):
-            logger.info("%s: multi_label (the eval_results.txt beside it records a tuned "
-                        "threshold, as run_classifier --multi_label writes it)", where)
-            task = "multi_label"
-    else:
-        _check_predictable(task, "--task")
-        heads = ("classifier", "regression") if task == "multi_label" else (task,)
-        if found not in (None, "encoder") + heads:
-            flag = "--task_name" if settings.task_name else "--task"
-            raise InputError(f"{flag} makes it a {task} model, but {where} holds a {found} head"
-                             + (f" ({units} output{'s' if units != 1 else ''})"
-                                if units else ""))
-
-    if settings.bert_config_file:
-        config = BertConfig.from_json_file(settings.bert_config_file)
-    else:
-        from bert_tf.checkpoints import find_config
-        try:
-            config = find_config(location if fmt == "hf" else path)
-        except FileNotFoundError:
-            raise InputError(f"{where}: no bert_config.json or config.json beside it: give "
-                             f"--bert_config_file") from None
-    vocab_file = settings.vocab_file or _beside(location if fmt == "hf" else path,
-                                                names.VOCAB_ASSET)
-    if not vocab_file:
-        raise InputError(f"{where}: no vocab.txt beside it: give --vocab_file")
-    labels = settings.labels
-    if task in ("classifier", "multi_label", "tagger") and not labels and not settings.task_name:
-        saved = _beside(path, LABELS_FILE)
-        if saved:
-            from bert_tf.data.classification.writers import read_label_list
-            labels = read_label_list(saved)
-            logger.info("labels from %s: %s", saved, " ".join(labels))
-        elif fmt == "hf":
-            labels = _hf_labels(location, units)
-        if not labels:
-            instead = {"classifier": f" or --task_name, or put run_classifier's {LABELS_FILE} "
-                                     f"beside it",
-                       "multi_label": f" (the run's --labels, else the sorted label set of its "
-                                      f"training file), or put run_classifier's {LABELS_FILE} "
-                                      f"beside it",
-                       "tagger": f" or put run_ner's {LABELS_FILE} beside it"}[task]
-            raise InputError(f"{where}: give --labels ({units or 'its'} label names in class-id "
-                             f"order, comma-separated){instead}: the checkpoint does not "
-                             f"record them")
-    if (labels and units and task in ("classifier", "multi_label", "tagger")
-            and len(labels) != units):
-        raise InputError(f"--labels: {len(labels)} labels {list(labels)}, but {where} has "
-                         f"{units} classes")
-    max_seq_length = settings.max_seq_length
-    if max_seq_length is None:
-        max_seq_length = min(384 if task == "squad" else 128, config.max_position_embeddings)
-    opts = ExportOptions(
-        export_dir="(in memory)", init_checkpoint=os.fspath(path), task=task,
-        task_name=settings.task_name, config=config, vocab_file=vocab_file,
-        do_lower_case=True if settings.do_lower_case is None else settings.do_lower_case,
-        max_seq_length=max_seq_length, labels=list(labels) if labels else None,
-        max_query_length=64 if settings.max_query_length is None else settings.max_query_length,
-        max_answer_length=(30 if settings.max_answer_length is None
-                           else settings.max_answer_length),
-        window_pooling=settings.window_pooling or "mean", max_windows=settings.max_windows or 0,
-        multi_label_threshold=settings.multi_label_threshold, warmup=False)
-    return opts
-
-
-def _multi_label_run(path):
-    """Whether the eval_results.txt beside checkpoint `path` records a multi-label threshold."""
-    from bert_tf.jobs.multilabel import saved_threshold
-    try:
-        return saved_threshold(os.fspath(path)) is not None
-    except ValueError:                  # an eval_results.txt that does not parse
-        return False
-
-
-def build_predictor(opts, text_pair=None, num_choices=None, doc_stride=None):
-    """Predictor of the checkpoint of `opts` (resolve_checkpoint's): the task model with its
-    weights, wrapped in the serving module an export would save; its signature functions run
-    in this process. text_pair: the classifier/regression/multi_label model takes pairs
-    (default: from --task_name, else no); num_choices: endings per multiple-choice row;
-    doc_stride: SQuAD's context windows (default 128), or a classifier's, regression's or
-    multi_label's long-text windows (default none: truncate), as export_savedmodel.py's."""
-    from bert_tf.serving.job import load_model, window_options
-    from bert_tf.serving.module import ServingModule
-    from bert_tf.serving.padding import length_buckets
-    from bert_tf.serving.tasks import make_task
-    from bert_tf.tokenization import vocab as _vocab
-    if opts.task_name is None or text_pair is not None:
-        opts = dataclasses.replace(opts, text_pair=bool(text_pair))
-    opts = dataclasses.replace(
-        opts, doc_stride=doc_stride if opts.task in ("squad",) + WINDOW_TASKS else None,
-        num_choices=num_choices or opts.num_choices).resolve()
-    vocab = _vocab.Vocabulary.from_file(opts.vocab_file)
-    if len(vocab) > opts.config.vocab_size:
-        raise InputError(f"--vocab_file {opts.vocab_file}: {len(vocab)} tokens, more than the "
-                         f"model's vocab_size ({opts.config.vocab_size}): wrong vocabulary for "
-                         f"this model")
-    model = load_model(opts)
-    task = make_task(opts.task, model, vocab.id_to_token, opts.do_lower_case,
-                     opts.max_seq_length, labels=opts.labels, text_pair=opts.text_pair,
-                     max_query_length=opts.max_query_length,
-                     max_answer_length=opts.max_answer_length,
-                     doc_stride=opts.doc_stride if opts.task == "squad" else 128,
-                     num_choices=opts.num_choices if opts.task == "multiple_choice" else None,
-                     multi_label_threshold=opts.multi_label_threshold or 0.5,
-                     **window_options(opts))
-    # The length buckets bert_tf.serving.export uses.
-    buckets = sorted(set(length_buckets(opts.max_seq_length))
-                     | set(length_buckets(opts.config.max_position_embeddings)))
-    module = ServingModule(task, opts.config, buckets)
-    signatures = module.signatures(text=True)
-    info = dict(task.info(), do_lower_case=bool(opts.do_lower_case),
-                signatures=sorted(signatures))
-    order = {names.SERVING_DEFAULT: [spec.name for spec in task.text_specs()],
-             names.SERVE_FEATURES: list(names.FEATURE_KEYS)}
-    predictor = Predictor(info, opts.vocab_file, signatures,
-                          f"checkpoint {opts.init_checkpoint}", order)
-    predictor._module = module       # keeps the model and tokenizer tables alive
-    return predictor

@@ -53,6 +53,9 @@ TASKS = {
     "xnli": TaskInfo(name="xnli", labels=MNLI_LABELS, metric_task="xnli"),
 }
 
+# GLUE tasks with one text per example; every other named task classifies pairs.
+SINGLE_TEXT_TASKS = ("cola", "sst-2")
+
 _ALIASES = {
     "sst2": "sst-2", "stsb": "sts-b", "mnli-m": "mnli", "mnli-matched": "mnli",
     "mnli-mismatched": "mnli-mm", "diagnostic": "ax",

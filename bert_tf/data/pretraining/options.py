@@ -1,29 +1,39 @@
-"""Settings of a create_pretraining_data job: google-research/bert's flags plus the scaling ones."""
+"""Settings of a create_pretraining_data job: google-research/bert's flags plus the scaling ones
+(every option() field is a flag of create_pretraining_data.py)."""
 
 import dataclasses
 import os
 
+from bert_tf.options import option
+
 
 @dataclasses.dataclass(frozen=True)
 class PretrainingDataOptions:
-    """What to generate. Field names and defaults follow google-research/bert's flags.
+    """What to generate. Field names, defaults and help follow google-research/bert's flags
+    (shard_size_mb and dynamic_masking are ours; see job.py)."""
 
-    shard_size_mb bounds the input text one worker holds at a time: the instance shuffle and the
-    random-next-document draw happen within such a shard (see docs in job.py).
-    dynamic_masking stores unmasked sequences (no masked_lm_* features) for masking at read time.
-    """
-
-    vocab_file: str
-    do_lower_case: bool = True
-    do_whole_word_mask: bool = False
-    max_seq_length: int = 128
-    max_predictions_per_seq: int = 20
-    random_seed: int = 12345
-    dupe_factor: int = 10
-    masked_lm_prob: float = 0.15
-    short_seq_prob: float = 0.1
-    shard_size_mb: float = 4.0
-    dynamic_masking: bool = False
+    vocab_file: str = option(None, "The vocabulary file that the BERT model was trained on.",
+                             required=True)
+    do_lower_case: bool = option(
+        True, "Whether to lower case the input text. Should be True for uncased models and "
+        "False for cased models.")
+    do_whole_word_mask: bool = option(
+        False, "Whether to use whole word masking rather than per-WordPiece masking.")
+    max_seq_length: int = option(128, "Maximum sequence length.")
+    max_predictions_per_seq: int = option(
+        20, "Maximum number of masked LM predictions per sequence.")
+    random_seed: int = option(12345, "Random seed for data generation.")
+    dupe_factor: int = option(
+        10, "Number of times to duplicate the input data (with different masks).")
+    masked_lm_prob: float = option(0.15, "Masked LM probability.")
+    short_seq_prob: float = option(
+        0.1, "Probability of creating sequences which are shorter than the maximum length.")
+    shard_size_mb: float = option(
+        4.0, "MB of input text a worker handles at once. Bounds memory; instances are "
+        "shuffled, and random next documents drawn, within such a shard.")
+    dynamic_masking: bool = option(
+        False, "Store unmasked sequences (no masked_lm_* features) for masking at read time "
+        "(make_pretraining_dataset(..., dynamic_masking=True)).")
 
     def validate(self):
         """Raises ValueError naming the first unusable setting."""
@@ -46,3 +56,15 @@ class PretrainingDataOptions:
             raise ValueError(f"shard_size_mb must be > 0, got {self.shard_size_mb}")
         if self.random_seed < 0:
             raise ValueError(f"random_seed must be >= 0, got {self.random_seed}")
+
+
+@dataclasses.dataclass(frozen=True)
+class PretrainingDataFiles:
+    """Where a create_pretraining_data job reads and writes, and how many workers it runs."""
+
+    input_file: str = option(None, "Input raw text file (or comma-separated list of "
+                             "files/globs).", required=True)
+    output_file: str = option(None, "Output TF example file (or comma-separated list of files, "
+                              "written round-robin).", required=True)
+    num_workers: int = option(None, "Worker processes (default: all available cores). The "
+                              "output does not depend on it.")

@@ -11,44 +11,63 @@ import logging
 import os
 
 from bert_tf.config import BertConfig
+from bert_tf.jobs.common import EXPORT_HELP, ModelOptions
+from bert_tf.options import option, option_like
 from bert_tf.serving.names import TASKS, WINDOW_TASKS
 
 logger = logging.getLogger("bert_tf")
 
-# GLUE tasks with one text per example; every other named task classifies pairs.
-SINGLE_TEXT_TASKS = ("cola", "sst-2")
 
-
-@dataclasses.dataclass
+@dataclasses.dataclass(kw_only=True)
 class ExportOptions:
-    export_dir: str
-    init_checkpoint: str
-    task: str = None                 # one of bert_tf.serving.names.TASKS
-    task_name: str = None            # a GLUE/XNLI name: labels, regression and pairs from it
+    """What to export; every field but config is a flag of export_savedmodel.py."""
+
+    export_dir: str = option(
+        None, "Folder of numbered versions (TF Serving's --model_base_path); the export "
+        "becomes its next version.", required=True)
+    init_checkpoint: str = option_like(ModelOptions, "init_checkpoint", required=True)
+    task: str = option(None, "What the model does (optional with --task_name).", choices=TASKS)
+    task_name: str = option(None, "A GLUE/XNLI task name (MRPC, STS-B, ...): sets --task, "
+                            "--labels and --text_pair.")
     config: BertConfig = None        # default: bert_config.json / config.json beside the ckpt
-    vocab_file: str = None           # default: vocab.txt beside the checkpoint
-    do_lower_case: bool = True
-    max_seq_length: int = 128
-    labels: list = None
-    text_pair: bool = None           # default: from task_name, else False
-    max_query_length: int = 64
-    max_answer_length: int = 30
-    doc_stride: int = None           # squad: distance between the starts of context windows
-                                     # (default 128); classifier, regression, multi_label:
-                                     # long first texts read in windows this far apart, as
-                                     # run_classifier --doc_stride (default 0: truncate)
-    window_pooling: str = "mean"     # with windows: how their logits combine (mean, max)
-    max_windows: int = 0             # with windows: at most this many per text (0: all)
-    num_choices: int = 4             # multiple_choice: endings per request row
-    top_k: int = 5                   # fill_mask: predictions per [MASK]
-    include_special_tokens: bool = False   # fill_mask: may rank [PAD], [CLS], ...
-    version: int = None
-    warmup: bool = True
-    text_signatures: bool = True
-    precision: str = None            # "fp32" / "bf16" (bert_tf.serving.export's precision)
-    jit_compile: bool = False        # XLA (server: --xla_cpu_compilation_enabled=true)
-    multi_label_threshold: float = None   # multi_label: default the tuned "threshold" of the
-                                          # eval_results.txt beside the checkpoint, else 0.5
+    labels: list = option(None, "Label strings in class-id order (classifier, tagger, "
+                          "multi_label).")
+    multi_label_threshold: float = option(
+        None, "multi_label: a label is selected when its probability is >= this (default: the "
+        "tuned threshold in the eval_results.txt beside --init_checkpoint, as run_classifier "
+        "--multi_label writes it, else 0.5).")
+    text_pair: bool = option(None, "serving_default takes text_a and text_b (default: from "
+                             "--task_name, else single text).")
+    vocab_file: str = option(None, "The model's vocab.txt (default: vocab.txt beside "
+                             "--init_checkpoint).")
+    do_lower_case: bool = option(True, "Whether the model is uncased.")
+    max_seq_length: int = option(128, "Sequence length of the raw-text and tf.Example "
+                                 "signatures.")
+    max_query_length: int = option(64, "SQuAD: question tokens kept.")
+    max_answer_length: int = option(30, "SQuAD: longest answer, in WordPieces.")
+    doc_stride: int = option(
+        None, "SQuAD: distance between the starts of a long context's windows (default 128). "
+        "Classifier, regression, multi_label: read a long first text in windows of "
+        "--max_seq_length whose starts are this many WordPieces apart and combine their logits "
+        "(--window_pooling), as run_classifier --doc_stride (default: truncate).")
+    window_pooling: str = option(
+        "mean", "With --doc_stride (classifier, regression, multi_label): how the windows' "
+        "logits combine.", choices=("mean", "max"))
+    max_windows: int = option(
+        0, "With --doc_stride (classifier, regression, multi_label): at most this many windows "
+        "per text, from its start (0: all).")
+    num_choices: int = option(4, "multiple_choice: endings per request row (SWAG: 4).")
+    top_k: int = option(5, "fill_mask: predictions per [MASK].")
+    include_special_tokens: bool = option(
+        False, "fill_mask: also rank [PAD], [CLS], [SEP], [MASK], [UNK] and [unusedN].")
+    version: int = option(None, "Version number (default: the next free one).")
+    warmup: bool = option(True, "Write assets.extra/tf_serving_warmup_requests.")
+    precision: str = option(None, EXPORT_HELP["precision"], choices=("fp32", "bf16"))
+    jit_compile: bool = option(False, EXPORT_HELP["jit_compile"])
+    text_signatures: bool = option(
+        True, "Include serving_default (raw text; needs two TensorFlow Text ops, present in "
+        "stock tensorflow_model_server). --notext_signatures exports only core-TensorFlow "
+        "signatures.")
 
     def resolve(self):
         """A copy with task, labels, text_pair, config and vocab_file filled in; raises
@@ -120,6 +139,27 @@ class ExportOptions:
         return opts
 
 
+def with_recorded_settings(opts, given):
+    """opts with the input settings not `given` (flag names) taken from the run_options.json
+    beside opts.init_checkpoint (a fine-tuning run's output_dir or best/) when that run
+    trained the task exported, logged."""
+    from bert_tf.checkpoints.run_options import (SETTINGS, WINDOW_SETTINGS, read_run_options,
+                                                 settings_from_run)
+    if not opts.init_checkpoint:
+        return opts
+    task = opts.task
+    if task is None and opts.task_name:
+        try:
+            task = task_of_name(opts.task_name)
+        except ValueError:
+            return opts                     # resolve() names the bad --task_name
+    names = SETTINGS + WINDOW_SETTINGS + ("doc_stride",)
+    record = read_run_options(opts.init_checkpoint)
+    taken = settings_from_run(record, {name: getattr(opts, name) for name in names
+                                       if name in given}, task)
+    return dataclasses.replace(opts, **taken)
+
+
 def _check_windows(opts):
     """Long-text windows of a classifier, regression or multi_label export: run_classifier's
     rules for --doc_stride, --window_pooling and --max_windows (0 / None: truncate)."""
@@ -139,7 +179,8 @@ def task_of_name(task_name):
 
 
 def _apply_task_name(opts):
-    from bert_tf.data.classification.tasks import canonical_task_name, get_task_info
+    from bert_tf.data.classification.tasks import (SINGLE_TEXT_TASKS, canonical_task_name,
+                                                   get_task_info)
     info = get_task_info(opts.task_name)
     kind = task_of_name(opts.task_name)
     if opts.task not in (None, kind):

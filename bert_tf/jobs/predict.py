@@ -1,6 +1,6 @@
-"""bert_tf.predict's job: rows in, one JSON object per row out, from a SavedModel or a
-checkpoint (bert_tf.prediction.loading) through the task's serving signatures
-(bert_tf.prediction.tasks).
+"""bert_tf.predict's job: rows in, one JSON object per row out, from a SavedModel
+(bert_tf.prediction.loading) or a checkpoint (bert_tf.jobs.checkpoint_predictor) through the
+task's serving signatures (bert_tf.prediction.tasks).
 
 Every row is checked before the model runs, so a bad row stops the run before any output is
 written; --output_file is written once, atomically (temporary name, then rename).
@@ -13,6 +13,7 @@ import os
 import time
 
 from bert_tf import fileio
+from bert_tf.options import option
 from bert_tf.prediction import inputs as _inputs
 from bert_tf.prediction import loading, tasks
 from bert_tf.prediction.inputs import InputError
@@ -23,21 +24,49 @@ logger = logging.getLogger("bert_tf")
 
 @dataclasses.dataclass(kw_only=True)
 class PredictOptions:
-    model: str                       # SavedModel (version or export_dir) or checkpoint
-    task: str = None                 # needed for checkpoints whose head does not say
-    texts: list = None
-    text_pairs: list = None
-    questions: list = None
-    contexts: list = None
-    choices: list = None
-    input_file: str = None
-    output_file: str = None          # JSON lines; None: returned (the runner prints them)
-    batch_size: int = 32
-    doc_stride: int = None           # NER windows (default 64); SQuAD checkpoints (128);
-                                     # classifier/regression/multi_label checkpoints: long
-                                     # texts in windows (default none: truncate)
-    version_2_with_negative: bool = False
-    null_score_diff_threshold: float = 0.0
+    """What to predict with and on; every field but checkpoint (its own flags) is a flag of
+    bert_tf.predict."""
+
+    model: str = option(
+        None, "A SavedModel version folder, an export_dir of numbered versions (the highest is "
+        "used), or a checkpoint: a runner's output_dir or best/, a TF1 prefix, a native prefix, "
+        "a HuggingFace folder.", required=True)
+    task: str = option(
+        None, "What the model does; only for a checkpoint whose head does not say (a SavedModel "
+        "knows its task), and multi_label for a run_classifier --multi_label checkpoint (its "
+        "head is a classifier's; taken as multi_label without this flag when the "
+        "eval_results.txt beside it records a threshold).", choices=loading.PREDICT_TASKS)
+    text: list = option(
+        None, "A text to predict (repeat for several): classifier, regression, NER (words split "
+        "on whitespace); SQuAD: the question; multiple choice: the context.", multi=True)
+    text_pair: list = option(
+        None, "The second text of each --text, by position (sentence-pair classifiers; SQuAD: "
+        "the context).", multi=True)
+    question: list = option(None, "SQuAD: a question (with --context).", multi=True)
+    context: list = option(
+        None, "SQuAD: the passage of each --question; multiple choice: the first sentence the "
+        "--choices continue.", multi=True)
+    choices: list = option(None, "Multiple choice: one choice (repeat for each, in order).",
+                           multi=True)
+    input_file: str = option(
+        None, "Rows to predict instead of the text flags: JSON lines (fields text, text_pair, "
+        "question, context, choices, id) or TSV/CSV with a header naming those fields (choices "
+        "as columns choice_0, choice_1, ...).")
+    output_file: str = option(      # None: returned only (the runner prints them)
+        None, "Write the predictions here as JSON lines (atomically); default: stdout.")
+    batch_size: int = option(32, "Rows per model call (NER: windows per call).")
+    doc_stride: int = option(
+        None, "Distance in WordPieces between the starts of a long text's windows. NER: windows "
+        "of whole words (default 64, as run_ner). SQuAD checkpoints: a long context's windows "
+        "(default 128). Classifier, regression and multi_label checkpoints: read the first text "
+        "in windows and combine their logits (--window_pooling), as run_classifier --doc_stride "
+        "(default: the run's, else truncate). Checkpoints default to the run's value in the "
+        "run_options.json beside them. A SavedModel fixed it at export (except NER's).")
+    version_2_with_negative: bool = option(
+        False, "SQuAD 2.0 model: answer \"\" when null_score - score > "
+        "--null_score_diff_threshold, as run_squad.")
+    null_score_diff_threshold: float = option(
+        0.0, "SQuAD 2.0: the threshold of --version_2_with_negative.")
     checkpoint: loading.CheckpointSettings = dataclasses.field(
         default_factory=loading.CheckpointSettings)
 
@@ -79,7 +108,9 @@ def load(opts, rows):
             _check_saved_model_stride(predictor, version)
         _log_threshold(predictor)
         return predictor
-    resolved = loading.resolve_checkpoint(opts.model, opts.task, opts.checkpoint)
+    # Imported here: the export job imports Keras, which bert_tf.predict's flags do not need.
+    from bert_tf.jobs.checkpoint_predictor import build_predictor, resolve_checkpoint
+    resolved = resolve_checkpoint(opts.model, opts.task, opts.checkpoint)
     opts, resolved = with_recorded_options(opts, resolved)
     task = resolved.task
     _check_checkpoint_options(opts, task)
@@ -90,7 +121,7 @@ def load(opts, rows):
         text_pair = any(pair is not None for _, pair in checked)
     if task == "multiple_choice":
         num_choices = len(checked[0][1])
-    predictor = loading.build_predictor(resolved, text_pair=text_pair, num_choices=num_choices,
+    predictor = build_predictor(resolved, text_pair=text_pair, num_choices=num_choices,
                                         doc_stride=opts.doc_stride)
     _log_threshold(predictor)
     return predictor
@@ -192,8 +223,8 @@ def run(opts):
     """Reads the rows, loads the model, predicts; writes opts.output_file when given. Returns
     the results (one dict per row)."""
     opts.validate()
-    rows = _inputs.read_rows(opts.input_file, opts.texts, opts.text_pairs, opts.questions,
-                             opts.contexts, opts.choices)
+    rows = _inputs.read_rows(opts.input_file, opts.text, opts.text_pair, opts.question,
+                             opts.context, opts.choices)
     if opts.output_file and fileio.isdir(opts.output_file):
         raise InputError(f"--output_file {opts.output_file} is a folder")
     predictor = load(opts, rows)
