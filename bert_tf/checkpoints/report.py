@@ -27,14 +27,19 @@ class CheckpointError(ValueError):
 
 @dataclasses.dataclass
 class LoadReport:
-    """What a load did. `missing` are model variables left at their fresh initialisation."""
+    """What a load did, by google variable name: `loaded` were assigned, `missing` are model
+    variables left at their fresh initialisation, `unexpected` checkpoint variables the model
+    has no place for, `mismatched` shapes that did not fit and `resized` vocabulary rows added
+    (a grown vocabulary). str() gives the summary lines."""
 
     source: str
-    loaded: list = dataclasses.field(default_factory=list)
-    missing: list = dataclasses.field(default_factory=list)
-    unexpected: list = dataclasses.field(default_factory=list)
-    mismatched: list = dataclasses.field(default_factory=list)   # (name, ckpt shape, model shape)
-    resized: list = dataclasses.field(default_factory=list)  # (name, ckpt rows, model rows, how)
+    loaded: list[str] = dataclasses.field(default_factory=list)
+    missing: list[str] = dataclasses.field(default_factory=list)
+    unexpected: list[str] = dataclasses.field(default_factory=list)
+    # (name, ckpt shape, model shape)
+    mismatched: list[tuple[str, tuple, tuple]] = dataclasses.field(default_factory=list)
+    # (name, ckpt rows, model rows, how)
+    resized: list[tuple[str, int, int, str]] = dataclasses.field(default_factory=list)
 
     def summary(self) -> str:
         """The report as log lines: what was loaded, left fresh, unused or resized."""
