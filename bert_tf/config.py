@@ -15,7 +15,9 @@ import copy
 import dataclasses
 import json
 import logging
+import os
 import re
+from typing import Any, Mapping
 
 from bert_tf.fileio import atomic_write_text
 
@@ -71,11 +73,12 @@ class BertConfig:
     initializer_range: float = 0.02
     layer_norm_eps: float = 1e-12
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.validate()
 
     # ----------------------------------------------------------------- validation
-    def validate(self):
+    def validate(self) -> None:
+        """Raises ConfigError naming the first field that is out of range or inconsistent."""
         for name in ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
                      "intermediate_size", "max_position_embeddings", "type_vocab_size"):
             value = getattr(self, name)
@@ -97,15 +100,16 @@ class BertConfig:
                 f"({self.num_attention_heads})")
 
     @property
-    def head_size(self):
+    def head_size(self) -> int:
+        """Width of one attention head: hidden_size / num_attention_heads."""
         return self.hidden_size // self.num_attention_heads
 
     # ----------------------------------------------------------------- dicts
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, values):
+    def from_dict(cls, values: Mapping[str, Any]) -> "BertConfig":
         """Builds from our own `to_dict` output (canonical names, no format translation)."""
         fields = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(values) - fields)
@@ -113,15 +117,20 @@ class BertConfig:
             raise ConfigError(f"unknown BertConfig field(s): {', '.join(unknown)}")
         return cls(**values)
 
-    def replace(self, **changes):
+    def replace(self, **changes: Any) -> "BertConfig":
+        """A copy with `changes` (field=value) applied and validated."""
         return dataclasses.replace(self, **changes)
 
-    def copy(self):
+    def copy(self) -> "BertConfig":
         return copy.deepcopy(self)
 
     # ----------------------------------------------------------------- google-research format
     @classmethod
-    def from_google_dict(cls, values, source="bert_config"):
+    def from_google_dict(cls, values: Mapping[str, Any], source: str = "bert_config"
+                         ) -> "BertConfig":
+        """Builds from google-research's bert_config.json keys (vocab_size required, the others
+        at their defaults; "gelu" means the tanh form unless "gelu_exact"); other keys are
+        logged and ignored. `source` names the file in errors."""
         values = dict(values)
         kwargs = {}
         for key in GOOGLE_KEYS:
@@ -145,7 +154,8 @@ class BertConfig:
         except ConfigError as e:
             raise ConfigError(f"{source}: {e}") from None
 
-    def to_google_dict(self):
+    def to_google_dict(self) -> dict[str, Any]:
+        """The bert_config.json keys; an exact-GELU model adds "gelu_exact": true."""
         d = {k: getattr(self, k) for k in GOOGLE_KEYS}
         if self.hidden_act in ("gelu", "gelu_tanh"):
             d["hidden_act"] = "gelu"
@@ -157,7 +167,11 @@ class BertConfig:
 
     # ----------------------------------------------------------------- HuggingFace format
     @classmethod
-    def from_hf_dict(cls, values, source="config.json"):
+    def from_hf_dict(cls, values: Mapping[str, Any], source: str = "config.json"
+                     ) -> "BertConfig":
+        """Builds from a HuggingFace BERT config.json (model_type "bert", absolute positions);
+        other keys are ignored (logged unless HuggingFace always writes them). `source` names
+        the file in errors."""
         values = dict(values)
         if values.get("model_type", "bert") != "bert":
             raise ConfigError(f"{source}: model_type is {values['model_type']!r}, expected 'bert'")
@@ -185,7 +199,8 @@ class BertConfig:
         except ConfigError as e:
             raise ConfigError(f"{source}: {e}") from None
 
-    def to_hf_dict(self):
+    def to_hf_dict(self) -> dict[str, Any]:
+        """A HuggingFace BertModel config.json."""
         d = {k: getattr(self, k) for k in GOOGLE_KEYS}
         d["hidden_act"] = {"gelu": "gelu", "gelu_tanh": "gelu_new"}.get(self.hidden_act,
                                                                          self.hidden_act)
@@ -196,7 +211,7 @@ class BertConfig:
 
     # ----------------------------------------------------------------- files
     @classmethod
-    def from_json_file(cls, path):
+    def from_json_file(cls, path: str | os.PathLike) -> "BertConfig":
         """Reads a google-research bert_config.json or a HuggingFace config.json (auto-detected)."""
         try:
             with open(path, encoding="utf-8") as f:
@@ -209,7 +224,7 @@ class BertConfig:
             return cls.from_hf_dict(values, source=str(path))
         return cls.from_google_dict(values, source=str(path))
 
-    def to_json_file(self, path, format="google"):
+    def to_json_file(self, path: str | os.PathLike, format: str = "google") -> None:
         """Writes `bert_config.json` (format="google") or HF `config.json` (format="hf"), atomically."""
         if format == "google":
             values = self.to_google_dict()
@@ -219,14 +234,16 @@ class BertConfig:
             raise ValueError(f"format must be 'google' or 'hf', got {format!r}")
         atomic_write_text(path, json.dumps(values, indent=2, sort_keys=False) + "\n")
 
-    def to_json_string(self):
+    def to_json_string(self) -> str:
+        """The google-format JSON text."""
         return json.dumps(self.to_google_dict(), indent=2)
 
     # ----------------------------------------------------------------- presets
     @classmethod
-    def from_preset(cls, name, **overrides):
+    def from_preset(cls, name: str, **overrides: Any) -> "BertConfig":
         """A named shape ("tiny" ... "large", or "L-4_H-256_A-4") with released-checkpoint defaults:
-        vocab 30522, 2 token types, 512 positions, intermediate 4H, tanh-GELU as google-research."""
+        vocab 30522, 2 token types, 512 positions, intermediate 4H, tanh-GELU as google-research.
+        `overrides` (field=value) replace any of them, e.g. vocab_size."""
         if name in _NAMED_PRESETS:
             layers, hidden, heads = _NAMED_PRESETS[name]
         else:
@@ -243,11 +260,12 @@ class BertConfig:
         return cls(**values)
 
     @staticmethod
-    def preset_names():
+    def preset_names() -> tuple[str, ...]:
         return tuple(_NAMED_PRESETS)
 
 
-def is_hf_config(values):
+def is_hf_config(values: Mapping[str, Any]) -> bool:
+    """True when a config dict has a key only HuggingFace writes."""
     return any(k in values for k in ("model_type", "architectures", "layer_norm_eps",
                                      "transformers_version"))
 

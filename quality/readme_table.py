@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Re-runs the bert_tf side of the README quality table at the checked-out commit and appends
-one JSON line per row (commit, row, metrics, seconds) to quality/results/readme_table.jsonl.
+"""Re-runs the bert_tf side of the quality table (docs/quality.md) at the checked-out commit and
+appends one JSON line per row (commit, row, metrics, seconds) to
+quality/results/readme_table.jsonl.
 
 Rows: MRPC and STS-B (quality/classifier_glue.sh --optimizer=adamw_torch, seed 42: the
 recipe of quality/results/classifier.md), the CoNLL-2003 subset

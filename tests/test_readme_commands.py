@@ -1,6 +1,7 @@
-"""The README's commands (and the quickstart's) name scripts that exist and flags they define.
+"""The commands of README.md and docs/*.md (and the quickstart's) name scripts that exist and
+flags they define, and the pages' relative links resolve.
 
-Commands are read from README.md's ```bash blocks (continuation lines joined, comments
+Commands are read from the pages' ```bash blocks (continuation lines joined, comments
 dropped). For `python SCRIPT` / `python -m MODULE`, the flags a script defines are what the
 script itself lists with --helpfull (absl: shared definitions of bert_tf/flags.py included) or
 --help (argparse), run in a subprocess; nothing is trained.
@@ -19,6 +20,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
+QUICKSTART_PAGE = REPO / "docs" / "quickstart.md"
+PAGES = [README] + sorted((REPO / "docs").glob("*.md"))
 
 # Programs README commands may call besides python/bash: external tools, shell built-ins.
 EXTERNAL = {"pip", "pip3", "curl", "tensorflow_model_server", "saved_model_cli", "tensorboard",
@@ -63,9 +66,32 @@ def commands_of(block, first_line):
     return out
 
 
-def readme_commands():
-    text = README.read_text(encoding="utf-8")
+def page_commands(page):
+    """[(line number, argv)] of every command in a page's shell blocks."""
+    text = page.read_text(encoding="utf-8")
     return [cmd for line, block in bash_blocks(text) for cmd in commands_of(block, line)]
+
+
+def slug(heading):
+    """GitHub's anchor for a Markdown heading: lower case, punctuation but - and _ dropped,
+    spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def anchors(text):
+    """The anchors of a page's headings (outside code blocks)."""
+    prose = re.sub(r"^```.*?^```", "", text, flags=re.M | re.S)
+    return {slug(h) for h in re.findall(r"^#{1,6} (.+)$", prose, re.M)}
+
+
+def relative_links(text):
+    """[(line number, target)] of a page's Markdown links that are not URLs, outside code."""
+    links = []
+    for number, line in enumerate(text.splitlines(), 1):
+        for target in re.findall(r"\]\(([^)\s]+)\)", re.sub(r"`[^`]*`", "", line)):
+            if not re.match(r"^[a-z]+:", target):
+                links.append((number, target))
+    return links
 
 
 def strip_env(argv):
@@ -141,8 +167,9 @@ def _module_exists(name):
     return base.with_suffix(".py").exists() or (base / "__main__.py").exists()
 
 
-COMMANDS = readme_commands()
-PYTHON_TARGETS = sorted({target_of(argv)[0] for _, argv in COMMANDS
+COMMANDS = [(page.relative_to(REPO).as_posix(), line, argv)
+            for page in PAGES for line, argv in page_commands(page)]
+PYTHON_TARGETS = sorted({target_of(argv)[0] for _, _, argv in COMMANDS
                          if target_of(argv)[0][0] in ("script", "module")})
 
 
@@ -159,28 +186,47 @@ def test_readme_starts_with_the_two_commands():
     assert argvs[:2] == [["bash", "quickstart.sh"], ["bash", "run_tests.sh"]]
 
 
-def test_readme_documents_every_runner():
+def test_readme_names_every_runner_and_the_docs_show_each_one_run():
     runners = sorted(p.name for p in REPO.glob("*.py"))
+    readme = README.read_text(encoding="utf-8")
+    assert [r for r in runners if f"`{r}`" not in readme] == []
     used = {name for (kind, name) in PYTHON_TARGETS if kind == "script"}
-    assert set(runners) <= used, f"runners without a README command: {set(runners) - used}"
+    assert set(runners) <= used, f"runners without a command in the docs: {set(runners) - used}"
 
 
-@pytest.mark.parametrize("line,argv", COMMANDS,
-                         ids=[f"line{line}-{' '.join(strip_env(a)[:2])}" for line, a in COMMANDS])
-def test_command_target_exists_and_flags_are_defined(line, argv):
+@pytest.mark.parametrize("page,line,argv", COMMANDS,
+                         ids=[f"{page}:{line}-{' '.join(strip_env(a)[:2])}"
+                              for page, line, a in COMMANDS])
+def test_command_target_exists_and_flags_are_defined(page, line, argv):
     (kind, name), args = target_of(argv)
+    where = f"{page} line {line}"
     if kind == "external":
-        assert name in EXTERNAL, f"README line {line}: unknown program {name!r} in {argv}"
+        assert name in EXTERNAL, f"{where}: unknown program {name!r} in {argv}"
         return
     if kind == "code":
         return
     if kind in ("script", "bash"):
-        assert (REPO / name).is_file(), f"README line {line}: {name} does not exist"
+        assert (REPO / name).is_file(), f"{where}: {name} does not exist"
     if kind == "module":
-        assert _module_exists(name), f"README line {line}: no module {name} in the repository"
+        assert _module_exists(name), f"{where}: no module {name} in the repository"
     if kind in ("script", "module"):
         bad = unknown_flags(kind, name, args)
-        assert not bad, f"README line {line}: {name} defines no flag(s) {bad}"
+        assert not bad, f"{where}: {name} defines no flag(s) {bad}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(REPO).as_posix() for p in PAGES])
+def test_relative_links_resolve(page):
+    """Each relative link names an existing file, and a #fragment a heading of its page."""
+    broken = []
+    for line, target in relative_links(page.read_text(encoding="utf-8")):
+        path, _, fragment = target.partition("#")
+        file = (page.parent / path).resolve() if path else page
+        if not file.exists():
+            broken.append((line, target))
+        elif fragment and file.suffix == ".md" and \
+                fragment not in anchors(file.read_text(encoding="utf-8")):
+            broken.append((line, target))
+    assert broken == [], f"{page.name}: broken links (line, target) {broken}"
 
 
 def test_quickstart_commands_use_defined_flags(tmp_path):
@@ -196,11 +242,13 @@ def test_quickstart_commands_use_defined_flags(tmp_path):
             assert not unknown_flags(kind, name, args), (stage.name, stage.display())
 
 
-def test_readme_shows_the_quickstart_commands_as_it_runs_them():
-    """Each stage of the main job (with its default output folder) is a README command, word for
-    word; the configuration stage's vocabulary size is computed, so only its target is compared."""
+def test_docs_show_the_quickstart_commands_as_it_runs_them():
+    """Each stage of the main job (with its default output folder) is a command of
+    docs/quickstart.md, word for word; the configuration stage's vocabulary size is computed, so
+    only its target is compared."""
     from bert_tf.quickstart.pipeline import Pipeline
-    shown = [strip_env(argv)[1:] for _, argv in COMMANDS if strip_env(argv)[0] == "python"]
+    shown = [strip_env(argv)[1:] for _, argv in page_commands(QUICKSTART_PAGE)
+             if strip_env(argv)[0] == "python"]
     for stage in Pipeline("quickstart_out").stages():
         argv = list(stage.argv)
         if argv[0] == "-c":
@@ -208,7 +256,8 @@ def test_readme_shows_the_quickstart_commands_as_it_runs_them():
             continue
         if argv[0] != "-m":
             argv[0] = os.path.relpath(os.path.abspath(argv[0]), REPO)
-        assert argv in shown, f"stage {stage.name}: README lacks `python {shlex.join(argv)}`"
+        assert argv in shown, \
+            f"stage {stage.name}: docs/quickstart.md lacks `python {shlex.join(argv)}`"
 
 
 def test_parsing_of_shell_blocks():
@@ -222,3 +271,10 @@ def test_parsing_of_shell_blocks():
     assert [n for n, _ in commands] == [3, 5, 5]
     assert target_of(commands[0][1]) == (("script", "run_x.py"), ["--a=1", "--nob"])
     assert used_flags(["--a=1", "--nob", "x", "--"]) == ["a", "nob"]
+
+
+def test_parsing_of_links_and_anchors():
+    text = ("# Serving with `tensorflow_model_server`\n## `run_squad.py`: SQuAD v1.1\n"
+            "see [a](docs/a.md#x), [b](#y), [c](https://h/x) and `[d](e.md)`\n```\n# no\n```\n")
+    assert anchors(text) == {"serving-with-tensorflow_model_server", "run_squadpy-squad-v11"}
+    assert relative_links(text) == [(3, "docs/a.md#x"), (3, "#y")]

@@ -42,7 +42,7 @@ _CHOICE_OUT = {"probabilities": (F, "(-1, 4)"), "logits": (F, "(-1, 4)"), "choic
 _FILL_OUT = {"tokens": (S, "(-1, -1, 5)"), "token_ids": (I, "(-1, -1, 5)"),
              "probabilities": (F, "(-1, -1, 5)"), "mask_positions": (I, "(-1, -1)"),
              "num_masks": (I, "(-1)")}
-# The signatures the README documents, for the test models (S=64, SQuAD S=128, H=32, C=2/9,
+# The signatures docs/serving.md documents, for the test models (S=64, SQuAD S=128, H=32, C=2/9,
 # multiple choice N=4, fill-mask top_k=5).
 DOCUMENTED = {
     "classifier": _three({"text_a": (S, "(-1)"), "text_b": (S, "(-1)")}, _CLASSIFIER_OUT,

@@ -3,6 +3,7 @@ tf.train.Checkpoint, all through google-research's variable names (see names.py)
 
 import logging
 import os
+from typing import TYPE_CHECKING
 
 from bert_tf.checkpoints.formats import find_config, read_any, resolve
 from bert_tf.checkpoints.hf import write_hf
@@ -10,6 +11,12 @@ from bert_tf.checkpoints.names import extract, model_variables
 from bert_tf.checkpoints.native import write_native
 from bert_tf.checkpoints.report import CheckpointError, LoadReport, assign
 from bert_tf.checkpoints.tf1 import read_tf1, write_tf1
+from bert_tf.config import BertConfig
+
+if TYPE_CHECKING:
+    import keras
+
+    from bert_tf.model import BertEncoder
 
 logger = logging.getLogger(__name__)
 
@@ -26,11 +33,18 @@ def _task_of(model):
     return "classifier"
 
 
-def load_weights(model, path, require_heads=False):
+def load_weights(model: "keras.Model", path: str | os.PathLike,
+                 require_heads: bool = False) -> LoadReport:
     """Loads a checkpoint of any format into an encoder or task model; returns a LoadReport.
 
     Encoder weights must all be present and fit; heads absent from the checkpoint stay freshly
     initialised (listed in report.missing) unless require_heads.
+
+    Args:
+      model: a BertEncoder or a task model (BertClassifier, ...), already built.
+      path: a TF1 prefix (.../bert_model.ckpt), a HuggingFace folder or model.safetensors, or a
+        native checkpoint prefix or folder (a runner's output_dir; its latest checkpoint).
+      require_heads: raise CheckpointError when the checkpoint lacks a head variable too.
     """
     fmt, arrays, unmapped = read_any(path, model_config(model), _task_of(model))
     report = assign(model, arrays, f"{path} ({fmt})", require_heads=require_heads)
@@ -38,16 +52,20 @@ def load_weights(model, path, require_heads=False):
     return report
 
 
-def model_config(model):
+def model_config(model: "keras.Model") -> BertConfig | None:
     return getattr(model, "config", None)
 
 
-def load_encoder(path, config=None):
+def load_encoder(path: str | os.PathLike, config: BertConfig | None = None) -> "BertEncoder":
     """A BertEncoder built from the config beside `path` (or `config`) with its weights loaded.
 
-    `path`: a TF1 prefix (e.g. .../bert_model.ckpt), a folder holding model.safetensors +
-    config.json (HuggingFace), or a native checkpoint prefix/folder. The LoadReport is attached
-    as `encoder.load_report`.
+    Args:
+      path: a TF1 prefix (e.g. .../bert_model.ckpt), a folder holding model.safetensors +
+        config.json (HuggingFace), or a native checkpoint prefix/folder.
+      config: the model's config; default: bert_config.json or config.json beside `path`.
+
+    Returns:
+      The encoder, with the LoadReport attached as `encoder.load_report`.
     """
     from bert_tf.model import BertEncoder
     if config is None:
@@ -57,10 +75,12 @@ def load_encoder(path, config=None):
     return encoder
 
 
-def save_weights(model, destination, fmt, vocab_file=None):
+def save_weights(model: "keras.Model", destination: str | os.PathLike, fmt: str,
+                 vocab_file: str | None = None) -> str:
     """Writes `model` as fmt "tf1" (folder with bert_model.ckpt.* + bert_config.json), "hf"
-    (model.safetensors + config.json) or "native" (ckpt-* + bert_config.json). Returns the path
-    a loader takes (prefix for tf1/native, folder for hf)."""
+    (model.safetensors + config.json) or "native" (ckpt-* + bert_config.json) into the folder
+    `destination`, with a copy of `vocab_file` as vocab.txt when given. Returns the path a
+    loader takes (prefix for tf1/native, folder for hf)."""
     config = model_config(model)
     os.makedirs(destination, exist_ok=True)
     if fmt == "tf1":

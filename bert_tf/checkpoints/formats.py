@@ -2,6 +2,8 @@
 
 import os
 
+import numpy as np
+
 from bert_tf import fileio
 from bert_tf.checkpoints.hf import is_hf_folder, read_hf
 from bert_tf.checkpoints.native import is_native_checkpoint, read_native
@@ -27,7 +29,7 @@ def _latest_prefix(folder):
     return None
 
 
-def resolve(path):
+def resolve(path: str | os.PathLike) -> tuple[str, str]:
     """(format, location): ("hf", folder), ("tf1", prefix) or ("native", prefix). TF1 and
     native checkpoints may be URLs (gs://...)."""
     path = os.fspath(path)
@@ -53,7 +55,7 @@ def resolve(path):
     raise ValueError(f"{path}: not a readable TensorFlow checkpoint")
 
 
-def find_config(path):
+def find_config(path: str | os.PathLike) -> BertConfig:
     """The bert_config.json / config.json beside a checkpoint (folder or prefix)."""
     path = os.fspath(path)
     folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
@@ -64,8 +66,16 @@ def find_config(path):
     raise FileNotFoundError(f"no {' or '.join(CONFIG_NAMES)} next to {path}; pass config=")
 
 
-def read_any(path, config=None, classifier_task="classifier"):
-    """(format, arrays in google names/layouts, unmapped names) for a checkpoint of any format."""
+def read_any(path: str | os.PathLike, config: BertConfig | None = None,
+             classifier_task: str = "classifier"
+             ) -> tuple[str, dict[str, np.ndarray], list[str]]:
+    """(format, arrays in google names/layouts, unmapped names) for a checkpoint of any format.
+
+    Args:
+      path: as resolve() takes it.
+      config: needed to read a native checkpoint (default: the config beside `path`).
+      classifier_task: which head HF's `classifier.*` tensors are (see hf.hf_to_google).
+    """
     fmt, location = resolve(path)
     if fmt == "hf":
         arrays, unmapped = read_hf(location, classifier_task)

@@ -5,10 +5,12 @@ import collections
 import json
 import os
 import re
+from typing import Mapping
 
 import numpy as np
 from safetensors.numpy import load_file, save_file
 
+from bert_tf.config import BertConfig
 from bert_tf.fileio import atomic_path, atomic_write_text
 
 WEIGHTS_FILE = "model.safetensors"
@@ -79,8 +81,10 @@ def _legacy_layer_norm(name):
                   re.sub(r"LayerNorm\.beta$", "LayerNorm.bias", name))
 
 
-def hf_to_google(name, classifier_task="classifier"):
-    """(google name, transpose) for an HF tensor name, or None when it maps to nothing."""
+def hf_to_google(name: str, classifier_task: str = "classifier") -> tuple[str, bool] | None:
+    """(google name, transpose) for an HF tensor name, or None when it maps to nothing.
+    `classifier_task` ("classifier", "tagger" or "multiple_choice") says which head HF's
+    ambiguous `classifier.*` tensors belong to."""
     short = _legacy_layer_norm(name[len("bert."):] if name.startswith("bert.") else name)
     if short in ("classifier.weight", "classifier.bias"):
         suffix = "output_weights" if short.endswith("weight") else "output_bias"
@@ -88,7 +92,7 @@ def hf_to_google(name, classifier_task="classifier"):
     return _convert(short, 1, 0)
 
 
-def google_to_hf(name):
+def google_to_hf(name: str) -> tuple[str, bool]:
     """(HF name without prefix, transpose) for a google name."""
     for prefix in _CLASSIFIER_PREFIX.values():
         if name in (prefix + "output_weights", prefix + "output_bias"):
@@ -99,13 +103,14 @@ def google_to_hf(name):
     return converted
 
 
-def is_hf_folder(path):
+def is_hf_folder(path: str) -> bool:
     return os.path.isdir(path) and os.path.exists(os.path.join(path, WEIGHTS_FILE))
 
 
-def read_hf(path, classifier_task="classifier"):
+def read_hf(path: str, classifier_task: str = "classifier"
+            ) -> tuple[dict[str, np.ndarray], list[str]]:
     """Reads `model.safetensors` (a folder or the file itself) into google names and layouts.
-    Returns (arrays, unmapped names)."""
+    Returns (arrays, unmapped names); `classifier_task` as in hf_to_google."""
     file = os.path.join(path, WEIGHTS_FILE) if os.path.isdir(path) else path
     tensors = load_file(file)
     arrays, unmapped = collections.OrderedDict(), []
@@ -127,7 +132,7 @@ _ARCHITECTURES = {"classifier": "BertForSequenceClassification",
                   "multiple_choice": "BertForMultipleChoice"}
 
 
-def hf_architecture(arrays):
+def hf_architecture(arrays: Mapping[str, np.ndarray]) -> tuple[str, int | None]:
     """(the transformers class whose layout the heads in `arrays` (google names) are, number
     of labels for a sequence or token classifier, else None)."""
     if "cls/squad/output_weights" in arrays:
@@ -143,11 +148,12 @@ def hf_architecture(arrays):
     return "BertModel", None
 
 
-def write_hf(arrays, folder, config):
+def write_hf(arrays: Mapping[str, np.ndarray], folder: str, config: BertConfig) -> str:
     """Writes model.safetensors (+ config.json) in HF layout; `bert.` prefix when heads exist,
     as BertForPreTraining / BertForSequenceClassification / ... save it. config.json names
     that class in `architectures` and a classifier's label count as id2label, as transformers
-    writes them, so bert_tf.predict (and a reader of the folder) can tell the head."""
+    writes them, so bert_tf.predict (and a reader of the folder) can tell the head.
+    `arrays`: {google name: array in google layout}. Returns `folder`."""
     has_heads = any(not n.startswith("bert/") for n in arrays)
     tensors = {}
     for name, value in arrays.items():

@@ -2,12 +2,19 @@
 (and the task heads, for task models) — the layout training checkpoints also use, so a
 run_pretraining checkpoint can initialise a classifier."""
 
+from typing import TYPE_CHECKING
+
+import numpy as np
 import tensorflow as tf
 
 from bert_tf.checkpoints.names import extract
+from bert_tf.config import BertConfig
+
+if TYPE_CHECKING:
+    import keras
 
 
-def checkpoint_root(model):
+def checkpoint_root(model: "keras.Model") -> tf.Module:
     """The object to checkpoint under `model=`: task models as they are, a bare encoder wrapped
     so its variables sit under `model/encoder/` like a task model's."""
     if hasattr(model, "encoder"):
@@ -17,7 +24,8 @@ def checkpoint_root(model):
     return root
 
 
-def is_native_checkpoint(prefix):
+def is_native_checkpoint(prefix: str) -> bool:
+    """True for an object-based (tf.train.Checkpoint) checkpoint."""
     try:
         names = {n for n, _ in tf.train.list_variables(prefix)}
     except (tf.errors.NotFoundError, tf.errors.DataLossError, ValueError):
@@ -25,7 +33,8 @@ def is_native_checkpoint(prefix):
     return "_CHECKPOINTABLE_OBJECT_GRAPH" in names
 
 
-def write_native(model, prefix):
+def write_native(model: "keras.Model", prefix: str) -> str:
+    """Writes `model` (under `model=`, see checkpoint_root) at `prefix`; returns the prefix."""
     return tf.train.Checkpoint(model=checkpoint_root(model)).write(prefix)
 
 
@@ -48,7 +57,7 @@ def _child(graph, node_id, *path):
     return node_id
 
 
-def native_head_kind(prefix):
+def native_head_kind(prefix: str) -> tuple[str | None, int | None]:
     """Which task model a native checkpoint holds ("pretraining", "classifier", ... or None for a
     bare encoder) and the head's output size where it has one.
 
@@ -71,7 +80,7 @@ def native_head_kind(prefix):
     return None, None
 
 
-def native_vocab_rows(prefix):
+def native_vocab_rows(prefix: str) -> int | None:
     """Rows of the checkpoint's word-embedding matrix (its vocab_size), or None if absent."""
     reader, graph = _object_graph(prefix)
     node = _child(graph, _child(graph, 0, "model"), "encoder", "embeddings", "word_embeddings")
@@ -81,7 +90,7 @@ def native_vocab_rows(prefix):
     return reader.get_variable_to_shape_map()[key][0]
 
 
-def read_native(prefix, config):
+def read_native(prefix: str, config: BertConfig) -> dict[str, np.ndarray]:
     """{google name: array} from a native checkpoint, by restoring into a model of `config`
     with the heads the checkpoint holds. Raises if the checkpoint lacks encoder variables.
     The model takes the checkpoint's own vocab_size, so a config whose vocabulary has grown

@@ -9,10 +9,14 @@ difference, and a checkpoint with more rows than the model, is an error.
 
 import dataclasses
 import logging
+from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
 
 from bert_tf.checkpoints.names import is_encoder_name, model_variables
+
+if TYPE_CHECKING:
+    import keras
 
 logger = logging.getLogger(__name__)
 
@@ -23,16 +27,22 @@ class CheckpointError(ValueError):
 
 @dataclasses.dataclass
 class LoadReport:
-    """What a load did. `missing` are model variables left at their fresh initialisation."""
+    """What a load did, by google variable name: `loaded` were assigned, `missing` are model
+    variables left at their fresh initialisation, `unexpected` checkpoint variables the model
+    has no place for, `mismatched` shapes that did not fit and `resized` vocabulary rows added
+    (a grown vocabulary). str() gives the summary lines."""
 
     source: str
-    loaded: list = dataclasses.field(default_factory=list)
-    missing: list = dataclasses.field(default_factory=list)
-    unexpected: list = dataclasses.field(default_factory=list)
-    mismatched: list = dataclasses.field(default_factory=list)   # (name, ckpt shape, model shape)
-    resized: list = dataclasses.field(default_factory=list)  # (name, ckpt rows, model rows, how)
+    loaded: list[str] = dataclasses.field(default_factory=list)
+    missing: list[str] = dataclasses.field(default_factory=list)
+    unexpected: list[str] = dataclasses.field(default_factory=list)
+    # (name, ckpt shape, model shape)
+    mismatched: list[tuple[str, tuple, tuple]] = dataclasses.field(default_factory=list)
+    # (name, ckpt rows, model rows, how)
+    resized: list[tuple[str, int, int, str]] = dataclasses.field(default_factory=list)
 
-    def summary(self):
+    def summary(self) -> str:
+        """The report as log lines: what was loaded, left fresh, unused or resized."""
         lines = [f"loaded {len(self.loaded)} variables from {self.source}"]
         if self.missing:
             lines.append(f"freshly initialised (not in checkpoint): {', '.join(self.missing)}")
@@ -80,7 +90,8 @@ def _hint(name, ckpt_shape, model_shape):
     return ""
 
 
-def assign(model, arrays, source, require_heads=False):
+def assign(model: "keras.Model", arrays: Mapping[str, np.ndarray], source: str,
+           require_heads: bool = False) -> LoadReport:
     """Copies `arrays` ({google name: array in google layout}) into `model`.
 
     Encoder variables are required: a missing one, or any shape mismatch, raises
@@ -88,7 +99,8 @@ def assign(model, arrays, source, require_heads=False):
     fewer rows in the checkpoint than in the model (a grown vocabulary); the new rows are
     initialised by `grow_rows` and listed in report.resized. Missing head variables stay
     freshly initialised (reported) unless `require_heads`. Checkpoint variables the model has
-    no place for are reported as unexpected.
+    no place for are reported as unexpected. `source` names the checkpoint in the report
+    and in errors.
     """
     targets = model_variables(model)
     report = LoadReport(source=str(source))

@@ -3,6 +3,7 @@ their exact variable names without building a TF1 graph."""
 
 import collections
 import os
+from typing import Mapping
 
 import numpy as np
 import tensorflow as tf
@@ -11,7 +12,7 @@ from bert_tf.checkpoints.names import is_training_state
 from bert_tf.fileio import atomic_write_text
 
 
-def is_tf1_checkpoint(prefix):
+def is_tf1_checkpoint(prefix: str) -> bool:
     """True for a name-based (TF1 Saver) checkpoint; object-based (tf.train.Checkpoint) ones
     carry an object graph instead."""
     try:
@@ -21,7 +22,7 @@ def is_tf1_checkpoint(prefix):
     return "_CHECKPOINTABLE_OBJECT_GRAPH" not in names
 
 
-def read_tf1(prefix):
+def read_tf1(prefix: str) -> dict[str, np.ndarray]:
     """{google name: numpy array}; optimizer slots and step counters are skipped."""
     reader = tf.train.load_checkpoint(prefix)
     arrays = collections.OrderedDict()
@@ -32,9 +33,17 @@ def read_tf1(prefix):
     return arrays
 
 
-def write_tf1(arrays, prefix):
+def write_tf1(arrays: Mapping[str, np.ndarray], prefix: str) -> str:
     """Writes a TF1 name-based checkpoint (index + data + `checkpoint` state file) that
-    google-research's `tf.train.init_from_checkpoint` / `Saver.restore` load by name."""
+    google-research's `tf.train.init_from_checkpoint` / `Saver.restore` load by name.
+
+    Args:
+      arrays: {google name: array in google layout}, e.g. from checkpoints.extract(model).
+      prefix: the checkpoint prefix to write (.../bert_model.ckpt); its folder is created.
+
+    Returns:
+      `prefix`.
+    """
     folder = os.path.dirname(os.path.abspath(prefix))
     os.makedirs(folder, exist_ok=True)
     names = list(arrays)

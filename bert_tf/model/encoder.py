@@ -1,5 +1,7 @@
 """BertEncoder: embeddings -> L Transformer blocks -> pooler, as one Keras model."""
 
+from typing import Any, Mapping
+
 import keras
 from keras import ops
 
@@ -13,7 +15,7 @@ from bert_tf.model.transformer import TransformerBlock
 class BertPooler(keras.layers.Layer):
     """tanh(Dense(h_[CLS])): [B, S, H] -> [B, H]."""
 
-    def __init__(self, hidden_size, initializer_range=0.02, **kwargs):
+    def __init__(self, hidden_size: int, initializer_range: float = 0.02, **kwargs) -> None:
         super().__init__(**kwargs)
         self.hidden_size = hidden_size
         self.initializer_range = initializer_range
@@ -48,9 +50,13 @@ class BertEncoder(keras.Model):
       encoder_outputs  list of L   [B, S, H], one per block
       embedding_output [B, S, H]   after embedding LayerNorm (and dropout when training)
     Any batch size and any S <= max_position_embeddings; dropout only when training.
+
+    Args:
+      config: the model's sizes (a BertConfig, or its dict as get_config stores it).
+      **kwargs: keras.Model arguments, e.g. `name` or `dtype` (a mixed-precision policy).
     """
 
-    def __init__(self, config, **kwargs):
+    def __init__(self, config: BertConfig | dict, **kwargs) -> None:
         kwargs.setdefault("name", "bert_encoder")
         super().__init__(**kwargs)
         if isinstance(config, dict):
@@ -85,7 +91,7 @@ class BertEncoder(keras.Model):
         self.pooler.build(hidden_shape)
         self.built = True
 
-    def call(self, inputs, training=None):
+    def call(self, inputs: Mapping[str, Any], training: bool | None = None) -> dict[str, Any]:
         input_ids = inputs["input_ids"]
         seq_len = input_ids.shape[1]
         if seq_len is not None and seq_len > self.config.max_position_embeddings:
@@ -112,11 +118,12 @@ class BertEncoder(keras.Model):
         }
 
     @property
-    def blocks(self):
+    def blocks(self) -> list:
+        """The L Transformer blocks, in order."""
         return [getattr(self, f"layer_{i}") for i in range(self.config.num_hidden_layers)]
 
     @property
-    def word_embeddings(self):
+    def word_embeddings(self) -> keras.Variable:
         """The [V, H] token embedding matrix (tied to the masked-LM output layer)."""
         return self.embeddings.word_embeddings
 

@@ -22,8 +22,9 @@ class MaskedLMHead(keras.layers.Layer):
     """Dense(H) + activation + LayerNorm, then logits against the (tied) word-embedding matrix
     plus an output bias, computed only at the masked positions: -> [B, P, V]."""
 
-    def __init__(self, vocab_size, hidden_size, activation="gelu_tanh", initializer_range=0.02,
-                 layer_norm_eps=1e-12, **kwargs):
+    def __init__(self, vocab_size: int, hidden_size: int, activation: str = "gelu_tanh",
+                 initializer_range: float = 0.02, layer_norm_eps: float = 1e-12,
+                 **kwargs) -> None:
         super().__init__(**kwargs)
         self.vocab_size = vocab_size
         self.hidden_size = hidden_size
@@ -43,7 +44,10 @@ class MaskedLMHead(keras.layers.Layer):
                                            initializer="zeros")
         self.built = True
 
-    def call(self, sequence_output, positions, embedding_table):
+    def call(self, sequence_output: tf.Tensor, positions: tf.Tensor,
+             embedding_table: tf.Tensor) -> tf.Tensor:
+        """Float32 logits [B, P, V] of the tokens at int `positions` [B, P] of
+        `sequence_output` [B, S, H], against `embedding_table` [V, H]."""
         x = self.layer_norm(self.transform(gather_positions(sequence_output, positions)))
         batch, num_positions = ops.shape(x)[0], ops.shape(x)[1]
         flat = ops.reshape(x, (-1, self.hidden_size))                            # [B*P, H]
@@ -67,7 +71,8 @@ class DenseHead(keras.layers.Layer):
     units on the pooled output), the classification/regression head, the span head (2 units on
     every token), the token-tagging head and the multiple-choice scorer (1 unit)."""
 
-    def __init__(self, units, dropout_rate=0.0, initializer_range=0.02, **kwargs):
+    def __init__(self, units: int, dropout_rate: float = 0.0, initializer_range: float = 0.02,
+                 **kwargs) -> None:
         super().__init__(**kwargs)
         self.units = units
         self.dropout_rate = dropout_rate
@@ -80,7 +85,8 @@ class DenseHead(keras.layers.Layer):
         self.dense.build(input_shape)
         self.built = True
 
-    def call(self, x, training=None):
+    def call(self, x: tf.Tensor, training: bool | None = None) -> tf.Tensor:
+        """[..., H] -> float32 [..., units]."""
         return ops.cast(self.dense(self.dropout(x, training=training)), "float32")
 
     def compute_output_shape(self, input_shape):

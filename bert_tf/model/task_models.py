@@ -1,9 +1,12 @@
 """Task models: the encoder composed with heads. Each is called with a dict of int tensors and
 returns a dict of float32 tensors; the encoder is reachable as `.encoder`."""
 
+from typing import Any, Mapping
+
 import keras
 from keras import ops
 
+from bert_tf.config import BertConfig
 from bert_tf.model.encoder import BertEncoder
 from bert_tf.model.heads import DenseHead, MaskedLMHead
 
@@ -11,12 +14,13 @@ from bert_tf.model.heads import DenseHead, MaskedLMHead
 class _TaskModel(keras.Model):
     """Shared plumbing: holds the encoder, serialises it inside get_config."""
 
-    def __init__(self, encoder, **kwargs):
+    def __init__(self, encoder: BertEncoder, **kwargs) -> None:
         super().__init__(**kwargs)
         self.encoder = encoder
 
     @property
-    def config(self):
+    def config(self) -> BertConfig:
+        """The encoder's BertConfig."""
         return self.encoder.config
 
     def _task_config(self):
@@ -39,7 +43,7 @@ class BertPretrainer(_TaskModel):
     """Masked LM + next-sentence prediction. Extra input: `masked_lm_positions` [B, P].
     Outputs: `mlm_logits` [B, P, V], `nsp_logits` [B, 2]."""
 
-    def __init__(self, encoder, **kwargs):
+    def __init__(self, encoder: BertEncoder, **kwargs) -> None:
         kwargs.setdefault("name", "bert_pretrainer")
         super().__init__(encoder, **kwargs)
         cfg = encoder.config
@@ -52,7 +56,7 @@ class BertPretrainer(_TaskModel):
         self.nsp_head.build((None, cfg.hidden_size))
         self.built = True
 
-    def call(self, inputs, training=None):
+    def call(self, inputs: Mapping[str, Any], training: bool | None = None) -> dict[str, Any]:
         out = self.encoder(inputs, training=training)
         return {
             "mlm_logits": self.mlm_head(out["sequence_output"], inputs["masked_lm_positions"],
@@ -68,9 +72,17 @@ class BertClassifier(_TaskModel):
 
     Long texts: with `window_pooling` ("mean" or "max") and inputs holding int32
     `window_example` [N] (the windows of bert_tf.tokenization.windows, [N, S] features), the N
-    window logits are combined into one row per text, B = max(window_example) + 1 (float32)."""
+    window logits are combined into one row per text, B = max(window_example) + 1 (float32).
 
-    def __init__(self, encoder, num_classes, dropout_rate=0.1, window_pooling=None, **kwargs):
+    Args:
+      encoder: the BertEncoder whose pooled output is classified.
+      num_classes: outputs of the head (1: regression).
+      dropout_rate: dropout on the pooled output while training.
+      window_pooling: None, or "mean" / "max" to combine the logits of a text's windows.
+    """
+
+    def __init__(self, encoder: BertEncoder, num_classes: int, dropout_rate: float = 0.1,
+                 window_pooling: str | None = None, **kwargs) -> None:
         kwargs.setdefault("name", "bert_classifier")
         super().__init__(encoder, **kwargs)
         self.num_classes = num_classes
@@ -81,7 +93,7 @@ class BertClassifier(_TaskModel):
         self.classifier.build((None, encoder.config.hidden_size))
         self.built = True
 
-    def call(self, inputs, training=None):
+    def call(self, inputs: Mapping[str, Any], training: bool | None = None) -> dict[str, Any]:
         pooled = self.encoder(inputs, training=training)["pooled_output"]
         logits = self.classifier(pooled, training=training)
         if self.window_pooling and "window_example" in inputs:
@@ -99,7 +111,7 @@ class BertClassifier(_TaskModel):
 class BertSpanLabeler(_TaskModel):
     """Start/end logits on every token (SQuAD). Outputs: `start_logits`, `end_logits` [B, S]."""
 
-    def __init__(self, encoder, **kwargs):
+    def __init__(self, encoder: BertEncoder, **kwargs) -> None:
         kwargs.setdefault("name", "bert_span_labeler")
         super().__init__(encoder, **kwargs)
         self.span_head = DenseHead(2, 0.0, encoder.config.initializer_range,
@@ -107,7 +119,7 @@ class BertSpanLabeler(_TaskModel):
         self.span_head.build((None, None, encoder.config.hidden_size))
         self.built = True
 
-    def call(self, inputs, training=None):
+    def call(self, inputs: Mapping[str, Any], training: bool | None = None) -> dict[str, Any]:
         logits = self.span_head(self.encoder(inputs, training=training)["sequence_output"])
         return {"start_logits": logits[..., 0], "end_logits": logits[..., 1]}
 
@@ -116,7 +128,8 @@ class BertSpanLabeler(_TaskModel):
 class BertTokenClassifier(_TaskModel):
     """Per-token labels (NER). Output: `logits` [B, S, num_classes]."""
 
-    def __init__(self, encoder, num_classes, dropout_rate=0.1, **kwargs):
+    def __init__(self, encoder: BertEncoder, num_classes: int, dropout_rate: float = 0.1,
+                 **kwargs) -> None:
         kwargs.setdefault("name", "bert_token_classifier")
         super().__init__(encoder, **kwargs)
         self.num_classes = num_classes
@@ -126,7 +139,7 @@ class BertTokenClassifier(_TaskModel):
         self.tagger.build((None, None, encoder.config.hidden_size))
         self.built = True
 
-    def call(self, inputs, training=None):
+    def call(self, inputs: Mapping[str, Any], training: bool | None = None) -> dict[str, Any]:
         sequence = self.encoder(inputs, training=training)["sequence_output"]
         return {"logits": self.tagger(sequence, training=training)}
 
@@ -139,7 +152,7 @@ class BertMultipleChoice(_TaskModel):
     """Scores each of C (text, choice) encodings with one shared vector on the pooled output.
     Inputs are [B, C, S]; output `logits` [B, C]."""
 
-    def __init__(self, encoder, dropout_rate=0.1, **kwargs):
+    def __init__(self, encoder: BertEncoder, dropout_rate: float = 0.1, **kwargs) -> None:
         kwargs.setdefault("name", "bert_multiple_choice")
         super().__init__(encoder, **kwargs)
         self.dropout_rate = dropout_rate
@@ -148,7 +161,7 @@ class BertMultipleChoice(_TaskModel):
         self.scorer.build((None, encoder.config.hidden_size))
         self.built = True
 
-    def call(self, inputs, training=None):
+    def call(self, inputs: Mapping[str, Any], training: bool | None = None) -> dict[str, Any]:
         ids = inputs["input_ids"]
         batch, choices, seq = ops.shape(ids)[0], ops.shape(ids)[1], ops.shape(ids)[2]
         flat = {k: ops.reshape(v, (batch * choices, seq)) for k, v in inputs.items()

@@ -2,6 +2,6 @@
 serving on text harvested from the installed Python standard library, nothing downloaded.
 
 Modules: corpus (docstrings -> documents of sentences), task (the package-classification task),
-data (the CLI writing both), pipeline (the stages as the README's commands), serve (raw-text
+data (the CLI writing both), pipeline (the stages as docs/quickstart.md's commands), serve (raw-text
 requests through an exported SavedModel), minilm (real pretrained weights, optional demo).
 """

@@ -1,9 +1,9 @@
 """The README's main job: BERT from raw text to a served prediction, on data harvested from the
 installed Python standard library (nothing downloaded).
 
-Every stage is one of the commands the README documents, run as a subprocess (the first, pure
-Python, through the same entry point in this process); each command is printed so it can be
-rerun, or rerun on other data. Console output keeps the progress lines and each stage's key
+Every stage is one of the commands docs/quickstart.md documents, run as a subprocess (the
+first, pure Python, through the same entry point in this process); each command is printed so
+it can be rerun, or rerun on other data. Console output keeps the progress lines and each stage's key
 numbers; the full output of every command goes to OUTPUT_DIR/logs/. This process never imports
 TensorFlow.
 

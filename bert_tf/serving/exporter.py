@@ -13,6 +13,7 @@ import os
 import shutil
 import tempfile
 import time
+from typing import TYPE_CHECKING, Sequence
 
 import tensorflow as tf
 
@@ -25,6 +26,9 @@ from bert_tf.serving.tasks import make_task
 from bert_tf.serving.warmup import warmup_requests, write_warmup
 from bert_tf.tokenization import vocab as _vocab
 
+if TYPE_CHECKING:
+    import keras
+
 logger = logging.getLogger("bert_tf")
 
 # precision -> Keras dtype policy of the exported model (None: the model's own).
@@ -34,7 +38,8 @@ logger = logging.getLogger("bert_tf")
 PRECISIONS = {None: None, "fp32": "float32", "bf16": "bfloat16"}
 
 
-def check_compute_options(task, precision, jit_compile, flags=("precision", "jit_compile")):
+def check_compute_options(task: str, precision: str | None, jit_compile: bool,
+                          flags: tuple[str, str] = ("precision", "jit_compile")) -> None:
     """Raises ValueError (naming `flags`) for a precision export() lacks, or XLA for
     fill_mask, whose [MASK] positions have data-dependent shapes XLA cannot compile."""
     if precision not in PRECISIONS:
@@ -45,7 +50,7 @@ def check_compute_options(task, precision, jit_compile, flags=("precision", "jit
                          "positions have data-dependent shapes, which XLA cannot compile")
 
 
-def existing_versions(export_dir):
+def existing_versions(export_dir: str | os.PathLike) -> list[int]:
     """Numeric version folders already in export_dir (local or URL), ascending."""
     export_dir = str(export_dir)
     if not tf.io.gfile.isdir(export_dir):
@@ -55,7 +60,7 @@ def existing_versions(export_dir):
                   if n.isdigit() and tf.io.gfile.isdir(os.path.join(export_dir, n)))
 
 
-def next_version(export_dir):
+def next_version(export_dir: str | os.PathLike) -> int:
     """1 for a new export_dir, else one more than its highest numeric version."""
     versions = existing_versions(export_dir)
     return versions[-1] + 1 if versions else 1
@@ -96,11 +101,15 @@ def _staging(export_dir, version):
         raise
 
 
-def export(model, task, export_dir, vocab_file, do_lower_case, seq_length, labels=None, *,
-           text_pair=False, max_query_length=64, max_answer_length=30, doc_stride=128,
-           num_choices=None, top_k=5, include_special_tokens=False, version=None, warmup=True,
-           text_signatures=True, precision=None, jit_compile=False, window_stride=0,
-           window_pooling="mean", max_windows=0, multi_label_threshold=0.5):
+def export(model: "keras.Model", task: str, export_dir: str | os.PathLike,
+           vocab_file: str | os.PathLike, do_lower_case: bool, seq_length: int,
+           labels: Sequence[str] | None = None, *, text_pair: bool = False,
+           max_query_length: int = 64, max_answer_length: int = 30, doc_stride: int = 128,
+           num_choices: int | None = None, top_k: int = 5, include_special_tokens: bool = False,
+           version: int | None = None, warmup: bool = True, text_signatures: bool = True,
+           precision: str | None = None, jit_compile: bool = False, window_stride: int = 0,
+           window_pooling: str = "mean", max_windows: int = 0,
+           multi_label_threshold: float = 0.5) -> str:
     """Exports `model` for TensorFlow Serving; returns the path of the new version folder.
 
     Args:

@@ -13,12 +13,17 @@ ids inside the vocabulary and type vocabulary, mask 0/1): a bad request fails wi
 InvalidArgument error naming the input, never a crash.
 """
 
+from typing import Mapping, Sequence
+
 import tensorflow as tf
+
+from bert_tf.config import BertConfig
 
 from bert_tf.serving import names, padding
 
 
-def check_features(features, config):
+def check_features(features: Mapping[str, tf.Tensor], config: BertConfig
+                   ) -> dict[str, tf.Tensor]:
     """Asserts (in the graph) that client features (any int dtype) fit the model; returns them
     as int32 (checked before the cast, so int64 values cannot wrap into range)."""
     ids, mask, segments = (features[k] for k in names.FEATURE_KEYS)
@@ -53,7 +58,8 @@ def check_features(features, config):
         return {k: tf.identity(tf.cast(features[k], tf.int32)) for k in names.FEATURE_KEYS}
 
 
-def checked_inputs(values, specs):
+def checked_inputs(values: Sequence[tf.Tensor], specs: Sequence[tf.TensorSpec]
+                   ) -> list[tf.Tensor]:
     """values with their shapes checked at run time against the signature's TensorSpecs: a
     model server feeds request tensors of any shape, and a wrong rank would otherwise fail
     deep inside the graph ("Shape of tensor text_a [2,1] is not compatible with expected
@@ -76,7 +82,7 @@ class ServingModule(tf.Module):
         self._length_buckets = list(length_buckets)
         self._jit_compile = bool(jit_compile)
 
-    def signatures(self, text=True):
+    def signatures(self, text: bool = True) -> dict[str, tf.types.experimental.ConcreteFunction]:
         """{signature name: concrete function} for tf.saved_model.save.
 
         The signatures share one traced model function (the SavedModel stores the encoder graph

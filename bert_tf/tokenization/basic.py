@@ -59,10 +59,11 @@ def space_cjk(text):
 class BasicTokenizer:
     """Cleaning, CJK splitting, optional lower casing + accent stripping, punctuation split."""
 
-    def __init__(self, do_lower_case=True):
+    def __init__(self, do_lower_case: bool = True) -> None:
         self.do_lower_case = do_lower_case
 
-    def tokenize(self, text):
+    def tokenize(self, text: str | bytes) -> list[str]:
+        """Words and punctuation marks of `text`, before WordPiece."""
         text = space_cjk(clean_text(_text.convert_to_unicode(text)))
         tokens = []
         for word in _text.whitespace_tokenize(text):

@@ -9,7 +9,7 @@ CASED_MODELS = ("cased_L-12_H-768_A-12", "cased_L-24_H-1024_A-16",
                 "multi_cased_L-12_H-768_A-12")
 
 
-def validate_case_matches_checkpoint(do_lower_case, init_checkpoint):
+def validate_case_matches_checkpoint(do_lower_case: bool, init_checkpoint: str | None) -> None:
     """Raises ValueError if `init_checkpoint` (".../<model>/bert_model.ckpt") names a released
     model whose casing contradicts `do_lower_case`. Unknown names pass: the casing is not
     recorded in bert_config.json, so only the released names can be checked."""

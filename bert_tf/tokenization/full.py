@@ -15,6 +15,7 @@ import contextlib
 import gc
 import itertools
 import os
+from typing import Iterable
 
 from bert_tf.tokenization import basic, text as _text, vocab as _vocab, wordpiece
 
@@ -83,8 +84,9 @@ class FullTokenizer:
         the in-graph tokenizer (built on first use, about 3 s); None: always Python.
     """
 
-    def __init__(self, vocab_file, do_lower_case=True, cache_size=DEFAULT_CACHE_SIZE,
-                 graph_min_batch=GRAPH_MIN_BATCH):
+    def __init__(self, vocab_file: str | os.PathLike, do_lower_case: bool = True,
+                 cache_size: int = DEFAULT_CACHE_SIZE,
+                 graph_min_batch: int | None = GRAPH_MIN_BATCH) -> None:
         self.vocabulary = _vocab.Vocabulary.from_file(vocab_file)
         self.vocabulary.require()
         self.vocab = self.vocabulary.token_to_id
@@ -98,7 +100,7 @@ class FullTokenizer:
         self._graph_fn = None
 
     @property
-    def special_ids(self):
+    def special_ids(self) -> dict[str, int]:
         """{"[PAD]": id, "[UNK]": id, "[CLS]": id, "[SEP]": id, "[MASK]": id}."""
         return self.vocabulary.special_ids()
 
@@ -118,24 +120,24 @@ class FullTokenizer:
         return tuple(vocab[t] for t in self._tokens_of(word))
 
     # -- google-research API
-    def tokenize(self, text):
+    def tokenize(self, text: str | bytes) -> list[str]:
         """List of WordPiece tokens of `text` (str, or bytes decoded as UTF-8)."""
         words = split_words(_text.convert_to_unicode(text))
         return list(itertools.chain.from_iterable(map(self._tokens_of, words)))
 
-    def convert_tokens_to_ids(self, tokens):
+    def convert_tokens_to_ids(self, tokens: Iterable[str]) -> list[int]:
         return _vocab.convert_by_vocab(self.vocab, tokens)
 
-    def convert_ids_to_tokens(self, ids):
+    def convert_ids_to_tokens(self, ids: Iterable[int]) -> list[str]:
         return _vocab.convert_by_vocab(self.inv_vocab, ids)
 
     # -- fast entry points
-    def encode(self, text):
+    def encode(self, text: str | bytes) -> list[int]:
         """Ids of tokenize(text), without [CLS]/[SEP]."""
         words = split_words(_text.convert_to_unicode(text))
         return list(itertools.chain.from_iterable(map(self._ids_of, words)))
 
-    def tokenize_batch(self, texts):
+    def tokenize_batch(self, texts: Iterable[str | bytes]) -> list[list[str]]:
         """[tokenize(t) for t in texts], faster."""
         texts = list(texts)
         ids = self._graph_encode(texts)
@@ -147,7 +149,7 @@ class FullTokenizer:
                 return [list(map(token_of, row)) for row in ids]
             return [list(chain(map(tokens_of, split_words(to_str(t))))) for t in texts]
 
-    def encode_batch(self, texts):
+    def encode_batch(self, texts: Iterable[str | bytes]) -> list[list[int]]:
         """[encode(t) for t in texts], faster."""
         texts = list(texts)
         ids = self._graph_encode(texts)
@@ -189,7 +191,8 @@ class FullTokenizer:
                 out.extend(values[a:b] for a, b in zip(splits[:-1], splits[1:]))
         return out
 
-    def tokenize_with_offsets(self, text):
+    def tokenize_with_offsets(self, text: str | bytes
+                              ) -> tuple[list[str], list[int], list[int]]:
         """(tokens, starts, ends): tokenize(text) plus, for each token, the character span
         [start, end) of `text` (after convert_to_unicode) it comes from. A piece covers the
         characters it was made of, a [UNK] its whole word; characters deleted by cleaning

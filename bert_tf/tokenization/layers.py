@@ -10,6 +10,7 @@ import atexit
 import os
 import shutil
 import tempfile
+from typing import Sequence
 
 import keras
 import tensorflow as tf
@@ -66,8 +67,10 @@ class BertTokenizerLayer(keras.layers.Layer):
     in bytes of the UTF-8 string).
     """
 
-    def __init__(self, vocabulary=None, lower_case=True, with_offsets=False,
-                 max_chars_per_word=wordpiece.MAX_INPUT_CHARS_PER_WORD, **kwargs):
+    def __init__(self, vocabulary: str | os.PathLike | Sequence[str] | None = None,
+                 lower_case: bool = True, with_offsets: bool = False,
+                 max_chars_per_word: int = wordpiece.MAX_INPUT_CHARS_PER_WORD,
+                 **kwargs) -> None:
         kwargs.setdefault("dtype", "int32")
         kwargs.setdefault("trainable", False)
         super().__init__(**kwargs)
@@ -80,7 +83,7 @@ class BertTokenizerLayer(keras.layers.Layer):
         if vocabulary is not None:
             self.set_vocabulary(vocabulary)
 
-    def set_vocabulary(self, vocabulary):
+    def set_vocabulary(self, vocabulary: str | os.PathLike | Sequence[str]) -> None:
         """Sets the vocabulary (file path or token list); it must hold all special tokens."""
         if isinstance(vocabulary, (str, os.PathLike)):
             vocab = _vocab.Vocabulary.from_file(vocabulary)
@@ -104,16 +107,16 @@ class BertTokenizerLayer(keras.layers.Layer):
         if self.vocabulary is None:
             raise ValueError(f"{self.name}: no vocabulary set (pass `vocabulary=`)")
 
-    def vocabulary_size(self):
+    def vocabulary_size(self) -> int:
         self._check_ready()
         return len(self.vocabulary)
 
-    def special_ids(self):
+    def special_ids(self) -> dict[str, int]:
         """{"[PAD]": id, "[UNK]": id, "[CLS]": id, "[SEP]": id, "[MASK]": id}."""
         self._check_ready()
         return self.vocabulary.special_ids()
 
-    def id_to_token(self, ids):
+    def id_to_token(self, ids: tf.Tensor | tf.RaggedTensor) -> tf.Tensor | tf.RaggedTensor:
         """Token strings of int ids (any shape, dense or ragged), via the vocabulary asset."""
         self._check_ready()
         ids = tf.cast(ids, tf.int64)
@@ -121,7 +124,8 @@ class BertTokenizerLayer(keras.layers.Layer):
             return ids.with_flat_values(self.id_to_token_table.lookup(ids.flat_values))
         return self.id_to_token_table.lookup(ids)
 
-    def tokenize(self, strings, with_offsets=None):
+    def tokenize(self, strings: tf.Tensor, with_offsets: bool | None = None
+                 ) -> tf.RaggedTensor | dict[str, tf.RaggedTensor]:
         """Like call(), with `with_offsets` overridable per call."""
         self._check_ready()
         with_offsets = self.with_offsets if with_offsets is None else with_offsets
@@ -185,11 +189,24 @@ class BertPreprocessor(keras.layers.Layer):
     With `doc_stride` > 0 a long first text is not truncated but cut into windows
     (bert_tf.tokenization.windows, at most `max_windows` per text when > 0): the tensors are
     [N, seq_length] over all windows, plus int32 "window_example" [N], each window's row.
+
+    Args:
+      vocabulary, lower_case, max_chars_per_word: as BertTokenizerLayer's (unused when
+        `tokenizer` is given).
+      seq_length: length of every output row, [CLS] and [SEP] included.
+      with_offsets: also return the tokens' byte offsets (not with `doc_stride`).
+      tokenizer: a BertTokenizerLayer to share (or its serialized config); default: one
+        built from `vocabulary`.
+      doc_stride: 0 truncates; N > 0 cuts a long first text into windows whose starts are N
+        WordPieces apart.
+      max_windows: with `doc_stride`, keep at most this many windows per text (0: all).
     """
 
-    def __init__(self, vocabulary=None, lower_case=True, seq_length=128, with_offsets=False,
-                 max_chars_per_word=wordpiece.MAX_INPUT_CHARS_PER_WORD, tokenizer=None,
-                 doc_stride=0, max_windows=0, **kwargs):
+    def __init__(self, vocabulary: str | os.PathLike | Sequence[str] | None = None,
+                 lower_case: bool = True, seq_length: int = 128, with_offsets: bool = False,
+                 max_chars_per_word: int = wordpiece.MAX_INPUT_CHARS_PER_WORD,
+                 tokenizer: "BertTokenizerLayer | dict | None" = None,
+                 doc_stride: int = 0, max_windows: int = 0, **kwargs) -> None:
         kwargs.setdefault("dtype", "int32")
         kwargs.setdefault("trainable", False)
         super().__init__(**kwargs)

@@ -9,8 +9,10 @@ trimmers need ops that TF Serving does not ship).
 import tensorflow as tf
 
 
-def truncate_pair_lengths(len_a, len_b, budget):
-    """Lengths A and B keep under _truncate_seq_pair with room for `budget` tokens.
+def truncate_pair_lengths(len_a: tf.Tensor, len_b: tf.Tensor, budget: int | tf.Tensor
+                          ) -> tuple[tf.Tensor, tf.Tensor]:
+    """Lengths A and B keep under _truncate_seq_pair with room for `budget` tokens (int
+    tensors of any one shape, element-wise).
 
     Closed form of the loop: the longer side shrinks until both are equal, then B and A
     alternately lose a token (B first), so when both are cut A keeps ceil(budget/2)."""

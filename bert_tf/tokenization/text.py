@@ -21,7 +21,7 @@ CJK_RANGES = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 
 _ASCII_PUNCT_RANGES = ((33, 47), (58, 64), (91, 96), (123, 126))
 
 
-def convert_to_unicode(text):
+def convert_to_unicode(text: str | bytes | bytearray) -> str:
     """Returns `text` as str; bytes are decoded as UTF-8 and undecodable bytes dropped."""
     if isinstance(text, str):
         return text
@@ -30,13 +30,13 @@ def convert_to_unicode(text):
     raise ValueError(f"Unsupported string type: {type(text)}")
 
 
-def printable_text(text):
+def printable_text(text: str | bytes | bytearray) -> str:
     """Returns `text` as str, suitable for printing or logging (Python 3: same as
     convert_to_unicode)."""
     return convert_to_unicode(text)
 
 
-def whitespace_tokenize(text):
+def whitespace_tokenize(text: str) -> list[str]:
     """Strips `text` and splits it on whitespace."""
     return text.split()
 

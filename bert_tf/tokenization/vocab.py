@@ -9,6 +9,7 @@ silently wrong: bytes that are not UTF-8, an empty file, an empty entry, or a du
 
 import collections
 import os
+from typing import Iterable, Mapping
 
 from bert_tf import fileio
 
@@ -60,7 +61,7 @@ class Vocabulary:
     The special-token properties raise VocabularyError naming the file if a token is absent.
     """
 
-    def __init__(self, tokens, path=None):
+    def __init__(self, tokens: Iterable[str], path: str | os.PathLike | None = None) -> None:
         self.path = None if path is None else os.fspath(path)
         self.id_to_token = list(tokens)
         self.token_to_id = collections.OrderedDict((t, i) for i, t in enumerate(self.id_to_token))
@@ -72,7 +73,8 @@ class Vocabulary:
             raise VocabularyError(f"{self._where()}: the vocabulary is empty")
 
     @classmethod
-    def from_file(cls, vocab_file):
+    def from_file(cls, vocab_file: str | os.PathLike) -> "Vocabulary":
+        """Reads a vocabulary file; VocabularyError names the file and line of a bad entry."""
         return cls(_read_tokens(vocab_file), path=vocab_file)
 
     def __len__(self):
@@ -81,7 +83,7 @@ class Vocabulary:
     def _where(self):
         return self.path or "vocabulary"
 
-    def token_id(self, token):
+    def token_id(self, token: str) -> int:
         """Id of `token`; VocabularyError if the vocabulary lacks it."""
         try:
             return self.token_to_id[token]
@@ -89,7 +91,7 @@ class Vocabulary:
             raise VocabularyError(
                 f"{self._where()}: the vocabulary has no {token!r} entry") from None
 
-    def require(self, tokens=SPECIAL_TOKENS):
+    def require(self, tokens: Iterable[str] = SPECIAL_TOKENS) -> None:
         """Raises VocabularyError listing every token of `tokens` the vocabulary lacks."""
         missing = [t for t in tokens if t not in self.token_to_id]
         if missing:
@@ -103,18 +105,18 @@ class Vocabulary:
     sep_id = property(lambda self: self.token_id(SEP))
     mask_id = property(lambda self: self.token_id(MASK))
 
-    def special_ids(self):
+    def special_ids(self) -> dict[str, int]:
         """{token: id} for [PAD], [UNK], [CLS], [SEP], [MASK] (all required)."""
         self.require()
         return {t: self.token_to_id[t] for t in SPECIAL_TOKENS}
 
 
-def load_vocab(vocab_file):
+def load_vocab(vocab_file: str | os.PathLike) -> "collections.OrderedDict[str, int]":
     """Loads a vocabulary file into an OrderedDict token -> id (google-research's name)."""
     return Vocabulary.from_file(vocab_file).token_to_id
 
 
-def convert_by_vocab(vocab, items):
+def convert_by_vocab(vocab: Mapping, items: Iterable) -> list:
     """Maps each item through `vocab` (a dict); an unknown item raises KeyError naming it."""
     try:
         return [vocab[item] for item in items]
@@ -122,9 +124,9 @@ def convert_by_vocab(vocab, items):
         raise KeyError(f"{e.args[0]!r} is not in the vocabulary") from None
 
 
-def convert_tokens_to_ids(vocab, tokens):
+def convert_tokens_to_ids(vocab: Mapping[str, int], tokens: Iterable[str]) -> list[int]:
     return convert_by_vocab(vocab, tokens)
 
 
-def convert_ids_to_tokens(inv_vocab, ids):
+def convert_ids_to_tokens(inv_vocab: Mapping[int, str], ids: Iterable[int]) -> list[str]:
     return convert_by_vocab(inv_vocab, ids)

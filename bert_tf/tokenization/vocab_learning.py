@@ -11,6 +11,7 @@ import collections
 import logging
 import os
 import time
+from typing import Mapping
 
 from bert_tf import fileio
 from bert_tf.tokenization import basic, full, text as _text, vocab as _vocab
@@ -84,10 +85,21 @@ def count_words(paths, do_lower_case=True, max_lines=None):
     return counts
 
 
-def learn_wordpiece_vocab(word_counts, vocab_size, num_unused=RELEASED_UNUSED,
-                          max_unique_chars=1000, max_token_length=50, lower_thresh=10,
-                          num_iterations=4):
-    """Token list of at most `vocab_size` entries: reserved tokens, then learned pieces."""
+def learn_wordpiece_vocab(word_counts: Mapping[str, int], vocab_size: int,
+                          num_unused: int = RELEASED_UNUSED, max_unique_chars: int = 1000,
+                          max_token_length: int = 50, lower_thresh: int = 10,
+                          num_iterations: int = 4) -> list[str]:
+    """Token list of at most `vocab_size` entries: reserved tokens, then learned pieces.
+
+    Args:
+      word_counts: {normalised word: count}, as count_words returns it.
+      vocab_size: the size of the returned list, reserved tokens included (fewer when the
+        corpus has too few words seen `lower_thresh` times; a warning says so).
+      num_unused: `[unusedN]` slots reserved after [PAD], as the released vocabularies have.
+      max_unique_chars, max_token_length, lower_thresh, num_iterations: passed to
+        tensorflow-text's WordPiece learner (alphabet size, longest piece, the lowest count
+        threshold it tries, learning rounds).
+    """
     # Imported here: counting words (also for build_vocab.py --extend) needs no TensorFlow.
     from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
     reserved = reserved_tokens(num_unused)

@@ -1,5 +1,7 @@
 """Greedy longest-match-first WordPiece, as google-research/bert's WordpieceTokenizer."""
 
+from typing import Mapping
+
 from bert_tf.tokenization import text as _text
 
 SUFFIX_INDICATOR = "##"
@@ -30,13 +32,14 @@ def wordpiece_word(word, vocab, unk_token, max_input_chars_per_word=MAX_INPUT_CH
 class WordpieceTokenizer:
     """Splits whitespace-separated, already normalized words into WordPiece tokens."""
 
-    def __init__(self, vocab, unk_token="[UNK]",
-                 max_input_chars_per_word=MAX_INPUT_CHARS_PER_WORD):
+    def __init__(self, vocab: Mapping[str, int], unk_token: str = "[UNK]",
+                 max_input_chars_per_word: int = MAX_INPUT_CHARS_PER_WORD) -> None:
         self.vocab = vocab
         self.unk_token = unk_token
         self.max_input_chars_per_word = max_input_chars_per_word
 
-    def tokenize(self, text):
+    def tokenize(self, text: str | bytes) -> list[str]:
+        """WordPiece tokens of each whitespace-separated word of `text`, in order."""
         out = []
         for word in _text.whitespace_tokenize(_text.convert_to_unicode(text)):
             out.extend(wordpiece_word(word, self.vocab, self.unk_token,
