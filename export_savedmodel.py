@@ -21,7 +21,7 @@ from absl import flags
 
 from bert_tf import cli
 from bert_tf import flags as common
-from bert_tf.jobs.common import EXPORT_HELP
+from bert_tf.jobs.options import EXPORT_HELP
 from bert_tf.serving.names import TASKS
 
 FLAGS = flags.FLAGS

@@ -9,7 +9,7 @@ def _groups():
     """(title, options class, classes whose fields were listed before, a note on flags the
     runner defines by hand) in print order."""
     from bert_tf.jobs.classifier import ClassifierOptions, ProcessorOptions
-    from bert_tf.jobs.common import ModelOptions, RuntimeOptions, TrainingOptions
+    from bert_tf.jobs.options import ModelOptions, RuntimeOptions, TrainingOptions
     from bert_tf.jobs.features import FeatureOptions
     from bert_tf.jobs.fill_mask import FillMaskOptions
     from bert_tf.jobs.finetune import FileFinetuneOptions, FinetuneOptions

@@ -29,7 +29,7 @@ def define_config_flags():
 
 def define_model_flags():
     """--bert_config_file, --model_preset and --init_checkpoint (ModelOptions' help)."""
-    from bert_tf.jobs.common import ModelOptions
+    from bert_tf.jobs.options import ModelOptions
     from bert_tf.options import define_flags
     define_config_flags()
     define_flags(ModelOptions, ["init_checkpoint"])

@@ -93,7 +93,7 @@ def run_ours(p, optimizer="adamw_torch", lr_decay_from="warmup_end"):
     sys.path.insert(0, REPO)
     from bert_tf.config import BertConfig
     from bert_tf.data.classification.pipeline import MODEL_KEYS, make_preprocessor, trim_padding
-    from bert_tf.jobs.common import init_from_checkpoint
+    from bert_tf.training.setup import init_from_checkpoint
     from bert_tf.model import BertClassifier, BertEncoder
     from bert_tf.tasks.classification import ClassificationTask
     from bert_tf.training.optimization import create_optimizer

@@ -1,4 +1,4 @@
-"""--freeze_encoder / --freeze_layers (bert_tf.jobs.common.build_trainer): frozen weights keep
+"""--freeze_encoder / --freeze_layers (bert_tf.training.setup.build_trainer): frozen weights keep
 their values through training steps, the others change, and checkpoints still hold and restore
 every variable."""
 
@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf import BertConfig
-from bert_tf.jobs.common import arrays_dataset_fn, build_trainer
+from bert_tf.training.setup import arrays_dataset_fn, build_trainer
 from bert_tf.jobs.finetune import FinetuneOptions
 from bert_tf.tasks.tagging import TaggingTask
 

@@ -53,7 +53,7 @@ def test_class_weights_give_the_weighted_mean_of_the_counted_tokens():
 
 def test_auto_weights_count_each_word_once_on_real_sentences(tmp_path):
     from bert_tf.data.ner import read_conll
-    from bert_tf.jobs.common import load_tokenizer
+    from bert_tf.jobs.checks import load_tokenizer
     from bert_tf.jobs.ner import NerData, NerOptions, class_weights, resolve_labels
     train = conll_head(shared_path("data/conll2003/eng.train"), tmp_path / "train.txt", 150)
     opts = NerOptions(config=BertConfig.from_preset("L-1_H-32_A-2", vocab_size=30522),

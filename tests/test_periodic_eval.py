@@ -44,7 +44,7 @@ CONFIG = BertConfig.from_preset("L-1_H-32_A-2", vocab_size=200, max_position_emb
 
 
 def _tagging_setup(tmp_path, **options):
-    from bert_tf.jobs.common import arrays_dataset_fn, build_trainer
+    from bert_tf.training.setup import arrays_dataset_fn, build_trainer
     from bert_tf.jobs.finetune import FinetuneOptions
     from bert_tf.model import BertEncoder, BertTokenClassifier
     from bert_tf.tasks.tagging import TaggingTask

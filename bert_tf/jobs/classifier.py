@@ -18,7 +18,8 @@ import os
 
 import numpy as np
 
-from bert_tf.jobs.common import check_vocab_size, record_eval, save_label_list
+from bert_tf.jobs.checks import check_vocab_size
+from bert_tf.jobs.results import record_eval, save_label_list
 from bert_tf.jobs.driver import FinetuneTask, TrainingData, run_task
 from bert_tf.jobs.finetune import FinetuneOptions, cross_entropy, predict_logits, softmax
 from bert_tf.metrics.results import write_confusion_matrix

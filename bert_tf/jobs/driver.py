@@ -17,7 +17,9 @@ import logging
 import os
 
 from bert_tf import fileio
-from bert_tf.jobs.common import build_trainer, export_model, record_eval, start
+from bert_tf.jobs.options import start
+from bert_tf.jobs.results import export_model, record_eval
+from bert_tf.training.setup import build_trainer
 from bert_tf.jobs.finetune import train_steps, train_with_evaluation
 from bert_tf.options import option_values
 
@@ -100,7 +102,7 @@ class FinetuneTask:
         raise NotImplementedError
 
     def export_options(self, trained, evaluation):
-        """Keyword arguments of bert_tf.jobs.common.export_model (serving task and its
+        """Keyword arguments of bert_tf.jobs.results.export_model (serving task and its
         options) for --export_dir; `evaluation`: the metrics of the model's step or None."""
         return {}
 

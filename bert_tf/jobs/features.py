@@ -32,7 +32,9 @@ import zipfile
 import numpy as np
 
 from bert_tf import fileio
-from bert_tf.jobs.common import ModelOptions, RuntimeOptions, export_model, load_tokenizer
+from bert_tf.jobs.checks import load_tokenizer
+from bert_tf.jobs.options import ModelOptions, RuntimeOptions
+from bert_tf.jobs.results import export_model
 from bert_tf.options import option
 
 logger = logging.getLogger("bert_tf")

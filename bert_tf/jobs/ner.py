@@ -24,7 +24,9 @@ import time
 import numpy as np
 
 from bert_tf import fileio
-from bert_tf.jobs.common import arrays_dataset_fn, load_tokenizer, save_label_list
+from bert_tf.jobs.checks import load_tokenizer
+from bert_tf.jobs.results import save_label_list
+from bert_tf.training.setup import arrays_dataset_fn
 from bert_tf.jobs.driver import FinetuneTask, TrainingData, run_task
 from bert_tf.jobs.finetune import FileFinetuneOptions, log_softmax
 from bert_tf.options import option

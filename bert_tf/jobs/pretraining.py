@@ -8,8 +8,10 @@ weights with the lowest held-out masked-LM loss (or --keep_best_metric) in outpu
 import dataclasses
 import logging
 
-from bert_tf.jobs.common import (TrainingOptions, build_trainer, check_seq_length,
-                                 check_vocab_file, export_model, record_eval, start)
+from bert_tf.jobs.checks import check_seq_length, check_vocab_file
+from bert_tf.jobs.options import start, TrainingOptions
+from bert_tf.jobs.results import export_model, record_eval
+from bert_tf.training.setup import build_trainer
 from bert_tf.jobs.finetune import train_with_evaluation
 from bert_tf.options import option
 from bert_tf.training.best import EvaluationOptions

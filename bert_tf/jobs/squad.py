@@ -23,7 +23,8 @@ import random
 import time
 
 from bert_tf import fileio
-from bert_tf.jobs.common import load_tokenizer, record_eval
+from bert_tf.jobs.checks import load_tokenizer
+from bert_tf.jobs.results import record_eval
 from bert_tf.jobs.driver import FinetuneTask, TrainingData, run_task
 from bert_tf.jobs.finetune import FinetuneOptions
 from bert_tf.options import option

@@ -22,7 +22,8 @@ import time
 import numpy as np
 
 from bert_tf import fileio
-from bert_tf.jobs.common import arrays_dataset_fn, load_tokenizer
+from bert_tf.jobs.checks import load_tokenizer
+from bert_tf.training.setup import arrays_dataset_fn
 from bert_tf.jobs.driver import FinetuneTask, TrainingData, run_task
 from bert_tf.jobs.finetune import FileFinetuneOptions, cross_entropy, predict_logits, softmax
 from bert_tf.options import option

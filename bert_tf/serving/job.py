@@ -54,7 +54,7 @@ class ExportOptions:
         """A copy with task, labels, text_pair, config and vocab_file filled in; raises
         ValueError naming the flag at fault."""
         from bert_tf.checkpoints import find_config
-        from bert_tf.jobs.common import default_vocab_file
+        from bert_tf.jobs.checks import default_vocab_file
         from bert_tf.tokenization import validate_case_matches_checkpoint
         opts = dataclasses.replace(self)
         if not opts.export_dir:
