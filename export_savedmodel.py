@@ -22,7 +22,7 @@ from absl import flags
 from bert_tf import cli
 from bert_tf import flags as common
 from bert_tf.jobs.options import EXPORT_HELP
-from bert_tf.serving.names import TASKS
+from bert_tf.kinds import SERVED
 
 FLAGS = flags.FLAGS
 
@@ -30,7 +30,7 @@ common.define_model_flags()
 flags.DEFINE_string("export_dir", None,
                     "Folder of numbered versions (TF Serving's --model_base_path); the export "
                     "becomes its next version.")
-flags.DEFINE_enum("task", None, list(TASKS),
+flags.DEFINE_enum("task", None, list(SERVED),
                   "What the model does (optional with --task_name).")
 flags.DEFINE_string("task_name", None,
                     "A GLUE/XNLI task name (MRPC, STS-B, ...): sets --task, --labels and "

@@ -71,7 +71,7 @@ class ClassifierOptions(FinetuneOptions, ClassWeightOptions):
         "with the best micro F1 on dev, report it in eval_results.txt and use it to predict "
         "and export.")
 
-    serving_task = "classifier"          # "regression" for regression tasks
+    serving_kind = "classifier"          # "regression" for regression tasks
 
     def validate_inputs(self):
         if not self.tfds_name and not self.data_dir:
@@ -365,10 +365,10 @@ class ClassifierTask(FinetuneTask):
                             self.train_columns.num_examples)
 
     def loss(self, training):
-        from bert_tf.tasks.classification import ClassificationTask
-        return ClassificationTask(self.data.is_regression,
-                                  class_weights(self.opts, self.data, self.train_columns),
-                                  multi_label=self.opts.multi_label)
+        from bert_tf.objectives.classification import ClassificationObjective
+        return ClassificationObjective(self.data.is_regression,
+                                       class_weights(self.opts, self.data, self.train_columns),
+                                       multi_label=self.opts.multi_label)
 
     def build_model(self):
         return build_model(self.opts, self.data.num_labels)

@@ -44,7 +44,7 @@ class TrainingData:
 class FinetuneTask:
     """What run_task asks of a task. `opts` is the job's FinetuneOptions subclass."""
 
-    head = None              # the head's name in messages ("classifier", "span", ...)
+    head = None              # its kind (a bert_tf.kinds name): messages, run_options.json
     default_metric = None    # what --keep_best_metric keeps when not given
 
     def __init__(self, opts):
@@ -61,7 +61,7 @@ class FinetuneTask:
         raise NotImplementedError
 
     def loss(self, training):
-        """The bert_tf.tasks object (loss and training metrics) the Trainer optimises;
+        """The bert_tf.objectives Objective (loss and training metrics) the Trainer optimises;
         `training` is the TrainingData, None without --do_train."""
         raise NotImplementedError
 
@@ -111,7 +111,7 @@ def record_options(task):
     """Writes output_dir/run_options.json (the task's head and every option of the run, as
     flags name them: what bert_tf.predict reads a checkpoint's input settings from, and a
     record of the command). Returns {its name: its text} for best/."""
-    from bert_tf.serving.names import RUN_OPTIONS
+    from bert_tf.names import RUN_OPTIONS
     text = json.dumps({"task": task.head, "options": option_values(task.opts)}, indent=2,
                       sort_keys=True, default=str) + "\n"
     fileio.atomic_write_text(os.path.join(task.opts.output_dir, RUN_OPTIONS), text)

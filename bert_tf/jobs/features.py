@@ -78,7 +78,7 @@ class FeatureOptions(ModelOptions, RuntimeOptions):
                                 choices=("float32", "float16"))
     commit_every: int = 1000
 
-    serving_task = "encoder"
+    serving_kind = "encoder"
 
     def layer_indexes(self):
         try:

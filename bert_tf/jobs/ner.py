@@ -30,7 +30,7 @@ from bert_tf.training.setup import arrays_dataset_fn
 from bert_tf.jobs.driver import FinetuneTask, TrainingData, run_task
 from bert_tf.jobs.finetune import FileFinetuneOptions, log_softmax
 from bert_tf.options import option
-from bert_tf.serving.names import LABELS_FILE
+from bert_tf.names import LABELS_FILE
 from bert_tf.training.class_weights import ClassWeightOptions
 
 logger = logging.getLogger("bert_tf")
@@ -58,7 +58,7 @@ class NerOptions(FileFinetuneOptions, ClassWeightOptions):
         None, "The label list in the model's output order (default: from output_dir or the "
         "training file: O, then B-/I- of each type in sorted order).")
 
-    serving_task = "tagger"
+    serving_kind = "tagger"
 
     def validate(self):
         from bert_tf.data.ner import CONTEXTS
@@ -238,7 +238,7 @@ def build_model(opts, num_labels):
 class NerTask(FinetuneTask):
     """Token classification on CoNLL files: entity scores, <prefix>_predictions.txt."""
 
-    head = "tagging"
+    head = "tagger"
     default_metric = DEFAULT_METRIC
 
     def prepare(self):
@@ -261,9 +261,9 @@ class NerTask(FinetuneTask):
                             self.train.features.num_windows, "windows")
 
     def loss(self, training):
-        from bert_tf.tasks.tagging import TaggingTask
+        from bert_tf.objectives.tagging import TaggingObjective
         weights = class_weights(self.opts, self.train, self.labels) if training else None
-        return TaggingTask(weights)
+        return TaggingObjective(weights)
 
     def build_model(self):
         return build_model(self.opts, len(self.labels))

@@ -8,7 +8,7 @@ import os
 
 import keras
 
-from bert_tf import fileio
+from bert_tf import fileio, kinds
 from bert_tf.config import BertConfig
 from bert_tf.jobs.checks import check_seq_length, check_vocab_file, default_vocab_file
 from bert_tf.options import option
@@ -70,7 +70,7 @@ class RuntimeOptions:
 
 @dataclasses.dataclass(kw_only=True)
 class ModelOptions:
-    """What every job that runs a BERT model takes. Subclasses set `serving_task` (what
+    """What every job that runs a BERT model takes. Subclasses set `serving_kind` (what
     --export_dir exports) and `min_seq_length`."""
 
     config: BertConfig
@@ -93,7 +93,7 @@ class ModelOptions:
                                    choices=("fp32", "bf16"))
     export_jit_compile: bool = option(False, "--export_dir: " + EXPORT_HELP["jit_compile"])
 
-    serving_task = None
+    serving_kind = None
     min_seq_length = 3                   # [CLS] token [SEP]
 
     def resolve_vocab_file(self):
@@ -113,13 +113,12 @@ class ModelOptions:
     def validate_export(self):
         if not self.export_dir:
             return
-        from bert_tf.serving import TASKS
-        if self.serving_task not in TASKS:
-            raise ValueError(f"--export_dir: no {self.serving_task!r} serving task in this "
-                             f"version of bert_tf.serving (it has {', '.join(TASKS)})")
+        if self.serving_kind not in kinds.SERVED:
+            raise ValueError(f"--export_dir: no {self.serving_kind!r} serving head in this "
+                             f"version of bert_tf.serving (it has {', '.join(kinds.SERVED)})")
         check_vocab_file(self.vocab_file)
         from bert_tf.serving.exporter import check_compute_options
-        check_compute_options(self.serving_task, self.export_precision, self.export_jit_compile,
+        check_compute_options(self.serving_kind, self.export_precision, self.export_jit_compile,
                               ("--export_precision", "--export_jit_compile"))
         from bert_tf.serving.warmup import require_serving_api
         require_serving_api("--export_dir")     # before training, not after it

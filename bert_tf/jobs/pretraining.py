@@ -50,7 +50,7 @@ class PretrainingOptions(TrainingOptions, EvaluationOptions):
     do_whole_word_mask: bool = option(False, "Whole-word masking (--dynamic_masking).")
     use_next_sentence: bool = option(True, "Train the next-sentence head (False: MLM only).")
 
-    serving_task = "encoder"
+    serving_kind = "encoder"
 
     def validate(self):
         if not (self.do_train or self.do_eval):
@@ -109,11 +109,11 @@ def run(opts, strategy):
     """Trains (evaluating every --eval_every_steps) and/or evaluates, then exports the encoder
     with --export_dir; returns {"train": values or None, "eval": values or None, "export":
     version path or None} (and "best_step" with --eval_every_steps)."""
-    from bert_tf.tasks.pretraining import PretrainingTask
+    from bert_tf.objectives.pretraining import PretrainingObjective
     start(opts)
     check_inputs(opts)
     setup = build_trainer(opts, strategy, lambda: build_model(opts),
-                          PretrainingTask(use_next_sentence=opts.use_next_sentence),
+                          PretrainingObjective(use_next_sentence=opts.use_next_sentence),
                           opts.num_train_steps, opts.num_warmup_steps)
     trainer = setup.trainer
     result = {"train": None, "eval": None, "export": None}

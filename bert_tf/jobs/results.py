@@ -15,7 +15,7 @@ def save_label_list(output_dir, labels):
     bert_tf.predict and a rerun read beside the run's checkpoints). Returns {its name: its
     text}, the files best/ gets too ({} when a label cannot be written one per line)."""
     from bert_tf.data.classification.writers import label_list_text
-    from bert_tf.serving.names import LABELS_FILE
+    from bert_tf.names import LABELS_FILE
     try:
         text = label_list_text(labels)
     except ValueError as e:
@@ -58,13 +58,13 @@ def record_eval(opts, step, values, *, filename="eval_results.txt", writer=write
 
 
 def export_model(opts, model, task=None, seq_length=None, **task_options):
-    """With opts.export_dir: exports `model` as serving `task` (default opts.serving_task) for
+    """With opts.export_dir: exports `model` as serving `task` (default opts.serving_kind) for
     TensorFlow Serving (bert_tf.serving.export) with the run's vocabulary, casing and
     max_seq_length; returns the new version folder. Without it: None."""
     if not opts.export_dir:
         return None
     from bert_tf.serving import export
-    return export(model, task or opts.serving_task, opts.export_dir, opts.vocab_file,
+    return export(model, task or opts.serving_kind, opts.export_dir, opts.vocab_file,
                   opts.do_lower_case, seq_length or opts.max_seq_length,
                   precision=opts.export_precision, jit_compile=opts.export_jit_compile,
                   **task_options)

@@ -79,7 +79,7 @@ class SquadOptions(FinetuneOptions):
     skip_bad_examples: bool = option(
         False, "Skip (and count) malformed questions instead of stopping with an error.")
 
-    serving_task = "squad"
+    serving_kind = "squad"
 
     def validate(self):
         """google-research's validate_flags_or_throw and the checks it lacked; raises ValueError."""
@@ -320,7 +320,7 @@ class SquadTask(FinetuneTask):
     nbest_predictions.json. The evaluation data is --predict_file: --do_eval scores the
     predictions of --do_predict (google-research's flags)."""
 
-    head = "span"
+    head = "squad"
     default_metric = DEFAULT_METRIC
 
     def prepare(self):
@@ -338,8 +338,8 @@ class SquadTask(FinetuneTask):
                             f"{num_examples} examples, {num_features} features")
 
     def loss(self, training):
-        from bert_tf.tasks.span import SpanTask
-        return SpanTask()
+        from bert_tf.objectives.span import SpanObjective
+        return SpanObjective()
 
     def build_model(self):
         return build_model(self.opts)

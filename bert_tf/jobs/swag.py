@@ -52,7 +52,7 @@ class SwagOptions(FileFinetuneOptions):
     skip_bad_rows: bool = option(
         False, "Skip malformed rows (and count them) instead of stopping at the first.")
 
-    serving_task = "multiple_choice"
+    serving_kind = "multiple_choice"
     min_seq_length = 4                   # [CLS] context [SEP] ending [SEP]
 
     def validate(self):
@@ -125,7 +125,7 @@ def build_model(opts):
 class SwagTask(FinetuneTask):
     """Multiple choice on SWAG csv files: eval_accuracy, test_predictions.csv."""
 
-    head = "multiple-choice"
+    head = "multiple_choice"
     default_metric = DEFAULT_METRIC
 
     def prepare(self):
@@ -148,8 +148,8 @@ class SwagTask(FinetuneTask):
                             len(train.examples))
 
     def loss(self, training):
-        from bert_tf.tasks.multiple_choice import MultipleChoiceTask
-        return MultipleChoiceTask()
+        from bert_tf.objectives.multiple_choice import MultipleChoiceObjective
+        return MultipleChoiceObjective()
 
     def build_model(self):
         return build_model(self.opts)

@@ -25,19 +25,14 @@ import json
 import logging
 import os
 
-from bert_tf import fileio
+from bert_tf import fileio, kinds, names
 from bert_tf.checkpoints.run_options import beside as _beside
+from bert_tf.metrics.results import saved_threshold
+from bert_tf.names import EXPORT_INFO, LABELS_FILE
 from bert_tf.prediction.inputs import InputError
-from bert_tf.serving import names
-from bert_tf.serving.names import EXPORT_INFO, LABELS_FILE, WINDOW_TASKS
 
 logger = logging.getLogger("bert_tf")
 
-# What bert_tf.predict can do; the other serving tasks have their own tools.
-PREDICT_TASKS = ("classifier", "regression", "multi_label", "squad", "tagger",
-                 "multiple_choice")
-_OTHER_TOOLS = {"fill_mask": "predict_masked.py", "encoder": "extract_features.py",
-                "pretraining": "predict_masked.py"}
 # HuggingFace architectures -> task
 _HF_ARCHITECTURES = {"BertForSequenceClassification": "classifier",
                      "BertForTokenClassification": "tagger",
@@ -142,13 +137,14 @@ def load_saved_model(path):
 
 
 def _check_predictable(task, where):
-    if task in PREDICT_TASKS:
+    if task in kinds.PREDICTED:
         return
-    if task in _OTHER_TOOLS:
-        raise InputError(f"{where} is a {task} model: use {_OTHER_TOOLS[task]} for it "
-                         f"(bert_tf.predict serves {', '.join(PREDICT_TASKS)})")
+    tool = kinds.KINDS[task].other_tool if task in kinds.KINDS else None
+    if tool:
+        raise InputError(f"{where} is a {task} model: use {tool} for it "
+                         f"(bert_tf.predict serves {', '.join(kinds.PREDICTED)})")
     raise InputError(f"{where}: bert_tf.predict has no predictions for task {task!r} (it "
-                     f"serves {', '.join(PREDICT_TASKS)})")
+                     f"serves {', '.join(kinds.PREDICTED)})")
 
 
 # --------------------------------------------------------------------------- checkpoints
@@ -176,8 +172,8 @@ def checkpoint_head(path):
     units = None
     if fmt == "native":
         from bert_tf.checkpoints.native import native_head_kind
-        kind, units = native_head_kind(location)
-        task = {"span": "squad", None: "encoder"}.get(kind, kind)
+        task, units = native_head_kind(location)
+        task = task or "encoder"
     elif fmt == "tf1":
         task, units = _head_of_names(dict(tf.train.list_variables(location)))
         task = task or "encoder"
@@ -258,7 +254,7 @@ def resolve_checkpoint(path, task, settings):
         if found is None:
             raise InputError(f"{where}: cannot tell its task (its config.json names no "
                              f"BertFor... architecture): give --task (one of "
-                             f"{', '.join(PREDICT_TASKS)})")
+                             f"{', '.join(kinds.PREDICTED)})")
         if found == "encoder":
             raise InputError(f"{where} holds no task head, only an encoder: give --task if it "
                              f"is a fine-tuned model after all; for embeddings use "
@@ -332,7 +328,6 @@ def resolve_checkpoint(path, task, settings):
 
 def _multi_label_run(path):
     """Whether the eval_results.txt beside checkpoint `path` records a multi-label threshold."""
-    from bert_tf.jobs.multilabel import saved_threshold
     try:
         return saved_threshold(os.fspath(path)) is not None
     except ValueError:                  # an eval_results.txt that does not parse
@@ -349,12 +344,12 @@ def build_predictor(opts, text_pair=None, num_choices=None, doc_stride=None):
     from bert_tf.serving.job import load_model, window_options
     from bert_tf.serving.module import ServingModule
     from bert_tf.serving.padding import length_buckets
-    from bert_tf.serving.tasks import make_task
+    from bert_tf.serving.heads import make_head
     from bert_tf.tokenization import vocab as _vocab
     if opts.task_name is None or text_pair is not None:
         opts = dataclasses.replace(opts, text_pair=bool(text_pair))
     opts = dataclasses.replace(
-        opts, doc_stride=doc_stride if opts.task in ("squad",) + WINDOW_TASKS else None,
+        opts, doc_stride=doc_stride if opts.task in ("squad",) + kinds.WINDOWED else None,
         num_choices=num_choices or opts.num_choices).resolve()
     vocab = _vocab.Vocabulary.from_file(opts.vocab_file)
     if len(vocab) > opts.config.vocab_size:
@@ -362,7 +357,7 @@ def build_predictor(opts, text_pair=None, num_choices=None, doc_stride=None):
                          f"model's vocab_size ({opts.config.vocab_size}): wrong vocabulary for "
                          f"this model")
     model = load_model(opts)
-    task = make_task(opts.task, model, vocab.id_to_token, opts.do_lower_case,
+    head = make_head(opts.task, model, vocab.id_to_token, opts.do_lower_case,
                      opts.max_seq_length, labels=opts.labels, text_pair=opts.text_pair,
                      max_query_length=opts.max_query_length,
                      max_answer_length=opts.max_answer_length,
@@ -373,11 +368,11 @@ def build_predictor(opts, text_pair=None, num_choices=None, doc_stride=None):
     # The length buckets bert_tf.serving.export uses.
     buckets = sorted(set(length_buckets(opts.max_seq_length))
                      | set(length_buckets(opts.config.max_position_embeddings)))
-    module = ServingModule(task, opts.config, buckets)
+    module = ServingModule(head, opts.config, buckets)
     signatures = module.signatures(text=True)
-    info = dict(task.info(), do_lower_case=bool(opts.do_lower_case),
+    info = dict(head.info(), do_lower_case=bool(opts.do_lower_case),
                 signatures=sorted(signatures))
-    order = {names.SERVING_DEFAULT: [spec.name for spec in task.text_specs()],
+    order = {names.SERVING_DEFAULT: [spec.name for spec in head.text_specs()],
              names.SERVE_FEATURES: list(names.FEATURE_KEYS)}
     predictor = Predictor(info, opts.vocab_file, signatures,
                           f"checkpoint {opts.init_checkpoint}", order)

@@ -11,7 +11,7 @@ import logging
 import os
 
 from bert_tf.config import BertConfig
-from bert_tf.serving.names import TASKS, WINDOW_TASKS
+from bert_tf.kinds import SERVED, WINDOWED
 
 logger = logging.getLogger("bert_tf")
 
@@ -23,7 +23,7 @@ SINGLE_TEXT_TASKS = ("cola", "sst-2")
 class ExportOptions:
     export_dir: str
     init_checkpoint: str
-    task: str = None                 # one of bert_tf.serving.names.TASKS
+    task: str = None                 # one of bert_tf.kinds.SERVED
     task_name: str = None            # a GLUE/XNLI name: labels, regression and pairs from it
     config: BertConfig = None        # default: bert_config.json / config.json beside the ckpt
     vocab_file: str = None           # default: vocab.txt beside the checkpoint
@@ -63,8 +63,8 @@ class ExportOptions:
             raise ValueError("--init_checkpoint is required (the fine-tuned checkpoint)")
         if opts.task_name:
             _apply_task_name(opts)
-        if opts.task not in TASKS:
-            raise ValueError(f"--task must be one of {', '.join(TASKS)} (or give --task_name), "
+        if opts.task not in SERVED:
+            raise ValueError(f"--task must be one of {', '.join(SERVED)} (or give --task_name), "
                              f"got {opts.task!r}")
         if opts.task in ("classifier", "tagger", "multi_label") and not opts.labels:
             raise ValueError(f"--task={opts.task} needs --labels (comma-separated, in class-id "
@@ -80,11 +80,11 @@ class ExportOptions:
             opts.doc_stride = 128 if opts.doc_stride is None else opts.doc_stride
             if opts.doc_stride < 1:
                 raise ValueError(f"--doc_stride must be >= 1, got {opts.doc_stride}")
-        if opts.task in WINDOW_TASKS:
+        if opts.task in WINDOWED:
             _check_windows(opts)
         elif opts.window_pooling != "mean" or opts.max_windows:
             raise ValueError(f"--window_pooling and --max_windows apply to tasks "
-                             f"{', '.join(WINDOW_TASKS)} (with --doc_stride), not {opts.task}")
+                             f"{', '.join(WINDOWED)} (with --doc_stride), not {opts.task}")
         opts.text_pair = bool(opts.text_pair)
         if opts.multi_label_threshold is not None:
             if opts.task != "multi_label":
@@ -94,7 +94,7 @@ class ExportOptions:
                 raise ValueError(f"--multi_label_threshold must be in (0, 1), got "
                                  f"{opts.multi_label_threshold}")
         if opts.task == "multi_label" and opts.multi_label_threshold is None:
-            from bert_tf.jobs.multilabel import saved_threshold
+            from bert_tf.metrics.results import saved_threshold
             opts.multi_label_threshold = saved_threshold(opts.init_checkpoint)
             if opts.multi_label_threshold is not None:
                 logger.info("--multi_label_threshold=%g: the tuned threshold in the "
@@ -184,9 +184,9 @@ def load_model(opts):
 
 
 def window_options(opts):
-    """make_task's / export()'s window arguments of opts (resolved): none but for a
+    """make_head's / export()'s window arguments of opts (resolved): none but for a
     classifier, regression or multi_label task read in windows."""
-    if opts.task not in WINDOW_TASKS or not opts.doc_stride:
+    if opts.task not in WINDOWED or not opts.doc_stride:
         return {}
     return dict(window_stride=opts.doc_stride, window_pooling=opts.window_pooling,
                 max_windows=opts.max_windows)

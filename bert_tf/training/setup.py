@@ -35,10 +35,10 @@ def make_optimizer(learning_rate, num_train_steps, num_warmup_steps, optimizer="
     return opt
 
 
-def make_trainer(model, optimizer, task, strategy, output_dir, *, iterations_per_loop,
+def make_trainer(model, optimizer, objective, strategy, output_dir, *, iterations_per_loop,
                  save_checkpoints_steps, jit_compile=False, gradient_accumulation_steps=1,
                  keep_checkpoints=5):
-    return Trainer(model, optimizer, task, strategy, output_dir,
+    return Trainer(model, optimizer, objective, strategy, output_dir,
                    steps_per_loop=iterations_per_loop, checkpoint_steps=save_checkpoints_steps,
                    keep_checkpoints=keep_checkpoints, jit_compile=jit_compile,
                    gradient_accumulation_steps=gradient_accumulation_steps)
@@ -81,8 +81,8 @@ class Setup:
     report: object            # the init_checkpoint LoadReport, None without init_checkpoint
 
 
-def build_trainer(opts, strategy, build_model, task, num_train_steps=1, num_warmup_steps=0,
-                  iterations_per_loop=None):
+def build_trainer(opts, strategy, build_model, objective, num_train_steps=1,
+                  num_warmup_steps=0, iterations_per_loop=None):
     """Under strategy.scope(): build_model(), init_checkpoint's weights and the optimizer
     (linear warm-up then decay over num_train_steps); then the Trainer on output_dir."""
     import tensorflow as tf
@@ -96,7 +96,7 @@ def build_trainer(opts, strategy, build_model, task, num_train_steps=1, num_warm
                from_checkpoint=report is not None)
         optimizer = make_optimizer(opts.learning_rate, num_train_steps, num_warmup_steps,
                                    opts.optimizer, opts.mixed_precision, opts.lr_decay_from)
-    trainer = make_trainer(model, optimizer, task, strategy, opts.output_dir,
+    trainer = make_trainer(model, optimizer, objective, strategy, opts.output_dir,
                            iterations_per_loop=iterations_per_loop or opts.iterations_per_loop,
                            save_checkpoints_steps=opts.save_checkpoints_steps,
                            jit_compile=opts.jit_compile,

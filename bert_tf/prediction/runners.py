@@ -23,7 +23,7 @@ run_ner --do_predict would write.
 
 Classifier, regression and multi_label models read a long text in windows when the
 SavedModel was exported with them, or the checkpoint is given --doc_stride: serving_default
-then cuts the first text into windows and combines their logits (bert_tf.serving.tasks), as
+then cuts the first text into windows and combines their logits (bert_tf.serving.heads), as
 run_classifier --doc_stride does; nothing changes here.
 """
 
@@ -32,7 +32,7 @@ import re
 import numpy as np
 
 from bert_tf.prediction.inputs import InputError
-from bert_tf.serving import names
+from bert_tf import names
 
 _WORD = re.compile(r"\S+")
 
@@ -298,9 +298,3 @@ class TaggerRunner(_Runner):
                             "entities": word_entities([w for w, _, _ in ws], tags, text,
                                                       [(s, e) for _, s, e in ws])})
         return results
-
-
-RUNNERS = {"classifier": ClassifierRunner, "regression": RegressionRunner,
-           "multi_label": MultiLabelRunner,
-           "squad": SquadRunner, "tagger": TaggerRunner,
-           "multiple_choice": MultipleChoiceRunner}
