@@ -35,6 +35,7 @@ class Kind:
     prediction: str = None
     serves: tuple = ()           # model classes its serving head takes (default: `model`)
     windows: bool = False        # reads long texts in windows (run_classifier --doc_stride)
+    labelled: bool = False       # its outputs name labels: it needs the label list
     head_layer: str = None       # the model attribute holding its head (native checkpoints)
     other_tool: str = None       # where its predictions come from, if not bert_tf.predict
 
@@ -65,7 +66,8 @@ _CLASSIFIER = dict(model=_MODEL + "BertClassifier",
 
 KINDS = _kinds(
     Kind("classifier", serving="bert_tf.serving.heads:ClassifierHead",
-         prediction="bert_tf.prediction.runners:ClassifierRunner", **_CLASSIFIER),
+         prediction="bert_tf.prediction.runners:ClassifierRunner", labelled=True,
+         **_CLASSIFIER),
     Kind("regression", serving="bert_tf.serving.heads:RegressionHead",
          prediction="bert_tf.prediction.runners:RegressionRunner", **_CLASSIFIER),
     Kind("squad", _MODEL + "BertSpanLabeler", "bert_tf.objectives.span:SpanObjective",
@@ -73,7 +75,7 @@ KINDS = _kinds(
          "bert_tf.prediction.runners:SquadRunner", head_layer="span_head"),
     Kind("tagger", _MODEL + "BertTokenClassifier", "bert_tf.objectives.tagging:TaggingObjective",
          "bert_tf.jobs.ner:NerTask", "bert_tf.serving.heads:TaggerHead",
-         "bert_tf.prediction.runners:TaggerRunner", head_layer="tagger"),
+         "bert_tf.prediction.runners:TaggerRunner", head_layer="tagger", labelled=True),
     Kind("encoder", "bert_tf.model.encoder:BertEncoder",
          serving="bert_tf.serving.heads:EncoderHead", serves=_ALL_MODELS,
          other_tool="extract_features.py"),
@@ -84,7 +86,8 @@ KINDS = _kinds(
     Kind("fill_mask", _MODEL + "BertPretrainer",
          serving="bert_tf.serving.fill_mask:FillMaskHead", other_tool="predict_masked.py"),
     Kind("multi_label", serving="bert_tf.serving.multi_label:MultiLabelHead",
-         prediction="bert_tf.prediction.runners:MultiLabelRunner", **_CLASSIFIER),
+         prediction="bert_tf.prediction.runners:MultiLabelRunner", labelled=True,
+         **_CLASSIFIER),
     Kind("pretraining", _MODEL + "BertPretrainer",
          "bert_tf.objectives.pretraining:PretrainingObjective", head_layer="mlm_head",
          other_tool="predict_masked.py"),

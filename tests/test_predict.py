@@ -717,7 +717,7 @@ def test_recorded_settings_follow_the_given_stride_and_the_models_task(caplog):
     with caplog.at_level("WARNING", logger="bert_tf"):
         assert settings_from_run(ner, {}, "classifier") == {}
         assert settings_from_run(windowed, {}, "encoder") == {}
-    assert "written by a tagging run; the model is a classifier model" in caplog.text
+    assert "written by a tagger run; the model is a classifier model" in caplog.text
 
 
 def test_export_savedmodel_takes_a_runs_recorded_windows(classifier, tmp_path):

@@ -288,7 +288,8 @@ def resolve_checkpoint(path, task, settings):
     if not vocab_file:
         raise InputError(f"{where}: no vocab.txt beside it: give --vocab_file")
     labels = settings.labels
-    if task in ("classifier", "multi_label", "tagger") and not labels and not settings.task_name:
+    labelled = kinds.get(task).labelled
+    if labelled and not labels and not settings.task_name:
         saved = _beside(path, LABELS_FILE)
         if saved:
             from bert_tf.data.classification.writers import read_label_list
@@ -306,8 +307,7 @@ def resolve_checkpoint(path, task, settings):
             raise InputError(f"{where}: give --labels ({units or 'its'} label names in class-id "
                              f"order, comma-separated){instead}: the checkpoint does not "
                              f"record them")
-    if (labels and units and task in ("classifier", "multi_label", "tagger")
-            and len(labels) != units):
+    if labels and units and labelled and len(labels) != units:
         raise InputError(f"--labels: {len(labels)} labels {list(labels)}, but {where} has "
                          f"{units} classes")
     max_seq_length = settings.max_seq_length
