@@ -223,7 +223,7 @@ def test_windows_are_run_squads_features(seq, query, stride):
 
 
 def test_export_savedmodel_passes_doc_stride(tmp_path):
-    """export_savedmodel.py --doc_stride reaches the serving task and export_info.json."""
+    """export_savedmodel.py --doc_stride reaches the serving head and export_info.json."""
     import tensorflow_text  # noqa: F401  (registers the tokenizer ops of the loaded export)
 
     from bert_tf.checkpoints import save_weights

@@ -102,7 +102,7 @@ class FinetuneTask:
         raise NotImplementedError
 
     def export_options(self, trained, evaluation):
-        """Keyword arguments of bert_tf.jobs.results.export_model (serving task and its
+        """Keyword arguments of bert_tf.jobs.results.export_model (serving kind and its
         options) for --export_dir; `evaluation`: the metrics of the model's step or None."""
         return {}
 

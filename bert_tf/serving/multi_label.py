@@ -1,4 +1,4 @@
-"""The "multi_label" serving task: a BertClassifier trained with run_classifier --multi_label
+"""The "multi_label" serving head: a BertClassifier trained with run_classifier --multi_label
 (K independent sigmoid outputs) -> per-label probabilities and the labels above a threshold.
 
 Outputs (every signature), for a batch of B rows and K labels:
