@@ -20,6 +20,7 @@ import dataclasses
 import importlib
 
 _MODEL = "bert_tf.model.task_models:"
+# The encoder head serves any model: it reads the model's encoder.
 _ALL_MODELS = ("bert_tf.model.encoder:BertEncoder",) + tuple(
     _MODEL + name for name in ("BertClassifier", "BertSpanLabeler", "BertTokenClassifier",
                                "BertMultipleChoice", "BertPretrainer"))
@@ -27,6 +28,9 @@ _ALL_MODELS = ("bert_tf.model.encoder:BertEncoder",) + tuple(
 
 @dataclasses.dataclass(frozen=True)
 class Kind:
+    """One kind of model: its name, its pieces ("module:attribute", None where it has none)
+    and what the code asks about it."""
+
     name: str
     model: str
     objective: str = None
