@@ -30,7 +30,7 @@ define_flags(ProcessorOptions)
 def main(argv):
     del argv
     from bert_tf.jobs.classifier import run
-    from bert_tf.jobs.common import summary_lines
+    from bert_tf.jobs.results import summary_lines
     common.setup_logging(FLAGS.output_dir)
     processor = ProcessorOptions(**flag_values(ProcessorOptions))
     opts = common.job_options(

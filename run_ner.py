@@ -27,7 +27,7 @@ common.define_job_flags(NerOptions)
 
 def main(argv):
     del argv
-    from bert_tf.jobs.common import summary_lines
+    from bert_tf.jobs.results import summary_lines
     from bert_tf.jobs.ner import run
     common.setup_logging(FLAGS.output_dir)
     opts = common.job_options(NerOptions)

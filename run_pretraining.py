@@ -23,7 +23,7 @@ common.define_job_flags(PretrainingOptions)
 
 def main(argv):
     del argv
-    from bert_tf.jobs.common import summary_lines
+    from bert_tf.jobs.results import summary_lines
     from bert_tf.jobs.pretraining import run
     common.setup_logging(FLAGS.output_dir)
     opts = common.job_options(PretrainingOptions)

@@ -26,7 +26,7 @@ common.define_job_flags(SquadOptions)
 
 def main(argv):
     del argv
-    from bert_tf.jobs.common import summary_lines
+    from bert_tf.jobs.results import summary_lines
     from bert_tf.jobs.squad import run
     common.setup_logging(FLAGS.output_dir)
     opts = common.job_options(SquadOptions)

@@ -24,7 +24,7 @@ common.define_job_flags(SwagOptions)
 
 def main(argv):
     del argv
-    from bert_tf.jobs.common import summary_lines
+    from bert_tf.jobs.results import summary_lines
     from bert_tf.jobs.swag import run
     common.setup_logging(FLAGS.output_dir)
     opts = common.job_options(SwagOptions)

@@ -45,12 +45,12 @@ def build_ours(config, vocab, seq, batch, jit_compile, seed):
     from bert_tf.data.classification import InputExample, pipeline
     from bert_tf.jobs.classifier import predict_logits
     from bert_tf.model import BertClassifier, BertEncoder
-    from bert_tf.tasks.classification import ClassificationTask
+    from bert_tf.objectives.classification import ClassificationObjective
     from bert_tf.training.trainer import Trainer
 
     keras.utils.set_random_seed(seed)
     model = BertClassifier(BertEncoder(config), 2)
-    trainer = Trainer(model, keras.optimizers.SGD(0.0), ClassificationTask(),
+    trainer = Trainer(model, keras.optimizers.SGD(0.0), ClassificationObjective(),
                       jit_compile=jit_compile)
     preprocessor = pipeline.make_preprocessor(vocab, True, seq)
 

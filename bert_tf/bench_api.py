@@ -50,8 +50,8 @@ def build_train_step(cfg, batch, seq, task, jit_compile):
     AdamW with google-research semantics; task "classify" (2 classes on the pooled output) or
     "pretrain" (masked LM on max_predictions positions + next sentence)."""
     from bert_tf.model import BertClassifier, BertPretrainer
-    from bert_tf.tasks.classification import ClassificationTask
-    from bert_tf.tasks.pretraining import PretrainingTask
+    from bert_tf.objectives.classification import ClassificationObjective
+    from bert_tf.objectives.pretraining import PretrainingObjective
     from bert_tf.training.optimization import create_optimizer
     from bert_tf.training.trainer import Trainer
 
@@ -59,10 +59,10 @@ def build_train_step(cfg, batch, seq, task, jit_compile):
     features = {k: v for k, v in _inputs(cfg, batch, seq).items()}
     rng = np.random.default_rng(1)
     if task == "classify":
-        model, train_task = BertClassifier(encoder, num_classes=2), ClassificationTask()
+        model, objective = BertClassifier(encoder, num_classes=2), ClassificationObjective()
         features["label_ids"] = tf.constant(rng.integers(0, 2, (batch,), np.int32))
     elif task == "pretrain":
-        model, train_task = BertPretrainer(encoder), PretrainingTask()
+        model, objective = BertPretrainer(encoder), PretrainingObjective()
         p = cfg["max_predictions"]
         positions = np.sort(np.stack([rng.choice(np.arange(1, seq - 1), p, replace=False)
                                       for _ in range(batch)]), axis=1).astype(np.int32)
@@ -73,7 +73,7 @@ def build_train_step(cfg, batch, seq, task, jit_compile):
             next_sentence_labels=tf.constant(rng.integers(0, 2, (batch, 1), np.int32)))
     else:
         raise ValueError(f"unknown task {task!r}")
-    trainer = Trainer(model, create_optimizer(1e-4, 10_000, 100), train_task,
+    trainer = Trainer(model, create_optimizer(1e-4, 10_000, 100), objective,
                       jit_compile=jit_compile, checkpoint_iterator=False)
     dataset = tf.data.Dataset.from_tensors(features).repeat()
     iterator = iter(trainer.strategy.distribute_datasets_from_function(lambda ctx: dataset))

@@ -10,7 +10,7 @@ def _groups():
     from bert_tf.data.pretraining.options import PretrainingDataFiles, PretrainingDataOptions
     from bert_tf.flags import ConfigOptions
     from bert_tf.jobs.classifier import ClassifierOptions, ProcessorOptions
-    from bert_tf.jobs.common import ModelOptions, RuntimeOptions, TrainingOptions
+    from bert_tf.jobs.options import ModelOptions, RuntimeOptions, TrainingOptions
     from bert_tf.jobs.export import ExportOptions
     from bert_tf.jobs.features import FeatureOptions
     from bert_tf.jobs.fill_mask import FillMaskOptions

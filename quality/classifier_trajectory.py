@@ -93,9 +93,9 @@ def run_ours(p, optimizer="adamw_torch", lr_decay_from="warmup_end"):
     sys.path.insert(0, REPO)
     from bert_tf.config import BertConfig
     from bert_tf.data.classification.pipeline import MODEL_KEYS, make_preprocessor, trim_padding
-    from bert_tf.jobs.common import init_from_checkpoint
+    from bert_tf.training.setup import init_from_checkpoint
     from bert_tf.model import BertClassifier, BertEncoder
-    from bert_tf.tasks.classification import ClassificationTask
+    from bert_tf.objectives.classification import ClassificationObjective
     from bert_tf.training.optimization import create_optimizer
     from bert_tf.training.trainer import Trainer
 
@@ -118,7 +118,7 @@ def run_ours(p, optimizer="adamw_torch", lr_decay_from="warmup_end"):
     spec = {k: tf.TensorSpec([None] * len(v.shape), v.dtype) for k, v in batches[0].items()}
     trainer = Trainer(model, create_optimizer(LR, p["total"], p["warmup"], optimizer,
                                               lr_decay_from=lr_decay_from),
-                      ClassificationTask(), steps_per_loop=1, checkpoint_steps=0)
+                      ClassificationObjective(), steps_per_loop=1, checkpoint_steps=0)
     losses = []
     trainer.train(lambda ctx: tf.data.Dataset.from_generator(lambda: iter(batches),
                                                              output_signature=spec),

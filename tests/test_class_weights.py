@@ -47,19 +47,19 @@ def test_auto_needs_every_label_in_the_training_data():
 
 
 def test_weighted_loss_is_the_weighted_mean_cross_entropy():
-    from bert_tf.tasks.classification import ClassificationTask
+    from bert_tf.objectives.classification import ClassificationObjective
     logits = np.array([[2.0, -1.0], [0.5, 0.2], [-1.0, 1.5], [0.0, 0.0]], np.float32)
     labels = np.array([0, 1, 1, 0], np.int32)
     weights = np.array([3.0, 0.5], np.float32)
-    task = ClassificationTask(class_weights=weights)
+    objective = ClassificationObjective(class_weights=weights)
     features = {"label_ids": tf.constant(labels)}
-    loss = (task.numerators({"logits": tf.constant(logits)}, features)["classification"]
-            / task.denominators(features)["classification"]).numpy()
+    loss = (objective.numerators({"logits": tf.constant(logits)}, features)["classification"]
+            / objective.denominators(features)["classification"]).numpy()
     log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
     per_example = -log_probs[np.arange(4), labels]
     expected = np.sum(weights[labels] * per_example) / np.sum(weights[labels])
     assert loss == pytest.approx(expected, rel=1e-5)
-    unweighted = ClassificationTask()
+    unweighted = ClassificationObjective()
     plain = (unweighted.numerators({"logits": tf.constant(logits)}, features)["classification"]
              / unweighted.denominators(features)["classification"]).numpy()
     assert plain == pytest.approx(per_example.mean(), rel=1e-5)

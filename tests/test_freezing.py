@@ -1,4 +1,4 @@
-"""--freeze_encoder / --freeze_layers (bert_tf.jobs.common.build_trainer): frozen weights keep
+"""--freeze_encoder / --freeze_layers (bert_tf.training.setup.build_trainer): frozen weights keep
 their values through training steps, the others change, and checkpoints still hold and restore
 every variable."""
 
@@ -8,9 +8,9 @@ import pytest
 import tensorflow as tf
 
 from bert_tf import BertConfig
-from bert_tf.jobs.common import arrays_dataset_fn, build_trainer
+from bert_tf.training.setup import arrays_dataset_fn, build_trainer
 from bert_tf.jobs.finetune import FinetuneOptions
-from bert_tf.tasks.tagging import TaggingTask
+from bert_tf.objectives.tagging import TaggingObjective
 
 CONFIG = BertConfig.from_preset("L-2_H-32_A-2", vocab_size=200, max_position_embeddings=32)
 
@@ -32,7 +32,7 @@ def _build(tmp_path, **freezing):
                            **freezing)
     opts.validate_evaluation()
     return build_trainer(opts, tf.distribute.get_strategy(),
-                         lambda: BertTokenClassifier(BertEncoder(CONFIG), 3), TaggingTask(),
+                         lambda: BertTokenClassifier(BertEncoder(CONFIG), 3), TaggingObjective(),
                          num_train_steps=4)
 
 

@@ -21,7 +21,7 @@ from bert_tf.data.classification.multilabel import (MultiLabelColumns, MultiLabe
 from bert_tf.jobs.classifier import ClassifierOptions, run
 from bert_tf.metrics import multilabel as metrics
 from bert_tf.metrics.results import read_eval_results
-from bert_tf.tasks.classification import ClassificationTask
+from bert_tf.objectives.classification import ClassificationObjective
 from helpers import REPO, minilm_dir, shared_path
 
 TINY = dict(vocab_size=30522, max_position_embeddings=128)
@@ -128,16 +128,16 @@ def _hand_bce():
 
 
 def test_sigmoid_cross_entropy_loss_matches_a_hand_computation():
-    task = ClassificationTask(multi_label=True)
+    objective = ClassificationObjective(multi_label=True)
     features = {"label_ids": tf.constant(TARGETS)}
     outputs = {"logits": tf.constant(LOGITS)}
-    loss = (task.numerators(outputs, features)["classification"]
-            / task.denominators(features)["classification"])
+    loss = (objective.numerators(outputs, features)["classification"]
+            / objective.denominators(features)["classification"])
     assert float(loss) == pytest.approx(_hand_bce(), rel=1e-6)
     assert metrics.binary_cross_entropy(LOGITS, TARGETS) == pytest.approx(_hand_bce(), rel=1e-9)
     # training "accuracy" = exact match at probability 0.5 (logit >= 0): row 0 predicts
     # {0, 2} = gold, row 1 predicts {0, 1} != gold {1}
-    total, count = task.metrics(outputs, features)["accuracy"]
+    total, count = objective.metrics(outputs, features)["accuracy"]
     assert (float(total), float(count)) == (1.0, 2.0)
 
 

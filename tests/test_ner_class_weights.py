@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf import BertConfig
-from bert_tf.tasks.tagging import TaggingTask
+from bert_tf.objectives.tagging import TaggingObjective
 from helpers import REPO, conll_head, shared_path
 
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(REPO))
@@ -25,11 +25,11 @@ def _batch():
     return logits, {"label_ids": label_ids, "label_weights": label_weights}
 
 
-def _task_loss(task, logits, features):
+def _loss(objective, logits, features):
     features = {k: tf.constant(v) for k, v in features.items()}
     outputs = {"logits": tf.constant(logits)}
-    return float(task.numerators(outputs, features)["tagging"]
-                 / task.denominators(features)["tagging"])
+    return float(objective.numerators(outputs, features)["tagging"]
+                 / objective.denominators(features)["tagging"])
 
 
 def test_class_weights_give_the_weighted_mean_of_the_counted_tokens():
@@ -40,20 +40,20 @@ def test_class_weights_give_the_weighted_mean_of_the_counted_tokens():
     counted = features["label_weights"] > 0
     w = weights[features["label_ids"]][counted]
     by_hand = float((w * xent[counted]).sum() / w.sum())
-    assert _task_loss(TaggingTask(weights), logits, features) == pytest.approx(by_hand, rel=1e-5)
+    assert _loss(TaggingObjective(weights), logits, features) == pytest.approx(by_hand, rel=1e-5)
     unweighted = float(xent[counted].mean())
-    assert _task_loss(TaggingTask(), logits, features) == pytest.approx(unweighted, rel=1e-5)
+    assert _loss(TaggingObjective(), logits, features) == pytest.approx(unweighted, rel=1e-5)
     assert abs(by_hand - unweighted) > 0.05
     # Equal weights leave the loss as it was; a batch with nothing to count has loss 0.
-    assert _task_loss(TaggingTask([3.0] * 3), logits, features) == pytest.approx(unweighted,
+    assert _loss(TaggingObjective([3.0] * 3), logits, features) == pytest.approx(unweighted,
                                                                                  rel=1e-5)
     empty = dict(features, label_weights=np.zeros_like(features["label_weights"]))
-    assert _task_loss(TaggingTask(weights), logits, empty) == 0.0
+    assert _loss(TaggingObjective(weights), logits, empty) == 0.0
 
 
 def test_auto_weights_count_each_word_once_on_real_sentences(tmp_path):
     from bert_tf.data.ner import read_conll
-    from bert_tf.jobs.common import load_tokenizer
+    from bert_tf.jobs.checks import load_tokenizer
     from bert_tf.jobs.ner import NerData, NerOptions, class_weights, resolve_labels
     train = conll_head(shared_path("data/conll2003/eng.train"), tmp_path / "train.txt", 150)
     opts = NerOptions(config=BertConfig.from_preset("L-1_H-32_A-2", vocab_size=30522),

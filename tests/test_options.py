@@ -8,7 +8,7 @@ import pytest
 from absl import flags
 
 from bert_tf.jobs.classifier import ClassifierOptions, ProcessorOptions
-from bert_tf.jobs.common import ModelOptions
+from bert_tf.jobs.options import ModelOptions
 from bert_tf.jobs.ner import NerOptions
 from bert_tf.jobs.squad import SquadOptions
 from bert_tf.jobs.swag import SwagOptions

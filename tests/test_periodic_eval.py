@@ -44,10 +44,10 @@ CONFIG = BertConfig.from_preset("L-1_H-32_A-2", vocab_size=200, max_position_emb
 
 
 def _tagging_setup(tmp_path, **options):
-    from bert_tf.jobs.common import arrays_dataset_fn, build_trainer
+    from bert_tf.training.setup import arrays_dataset_fn, build_trainer
     from bert_tf.jobs.finetune import FinetuneOptions
     from bert_tf.model import BertEncoder, BertTokenClassifier
-    from bert_tf.tasks.tagging import TaggingTask
+    from bert_tf.objectives.tagging import TaggingObjective
     keras.utils.set_random_seed(3)
     options.setdefault("save_checkpoints_steps", 100)
     opts = FinetuneOptions(config=CONFIG, output_dir=str(tmp_path), do_train=True,
@@ -55,7 +55,7 @@ def _tagging_setup(tmp_path, **options):
                            learning_rate=1e-2, **options)
     opts.validate_evaluation()
     setup = build_trainer(opts, STRATEGY(), lambda: BertTokenClassifier(BertEncoder(CONFIG), 3),
-                          TaggingTask(), num_train_steps=10)
+                          TaggingObjective(), num_train_steps=10)
     rng = np.random.default_rng(0)
     ids = rng.integers(5, 200, (32, 16)).astype(np.int32)
     arrays = {"input_ids": ids, "input_mask": np.ones_like(ids), "segment_ids": ids * 0,
@@ -79,7 +79,7 @@ def _scripted_run(tmp_path, metric_values, on_evaluate=None, **options):
         return {"f1": metric_values[step], "loss": 1.0}
 
     trained = train_with_evaluation(opts, setup, TrainingPlan(
-        train_fn, 10, 0, "32 rows", "tagging", evaluate=evaluate, default_metric="f1",
+        train_fn, 10, 0, "32 rows", "tagger", evaluate=evaluate, default_metric="f1",
         keep_evaluations=kept.intersection_update))
     return trained, setup, kernels, kept
 

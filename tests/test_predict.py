@@ -712,12 +712,12 @@ def test_recorded_settings_follow_the_given_stride_and_the_models_task(caplog):
     # --doc_stride=0 given: truncate, so the run's pooling and window limit do not apply
     assert settings_from_run(windowed, {"doc_stride": 0, "max_seq_length": 128},
                              "multi_label") == {"do_lower_case": True}
-    ner = RunRecord("tagging", {"max_seq_length": 32, "doc_stride": 16}, "ner/run_options.json")
+    ner = RunRecord("tagger", {"max_seq_length": 32, "doc_stride": 16}, "ner/run_options.json")
     assert settings_from_run(ner, {}, "tagger") == {"max_seq_length": 32, "doc_stride": 16}
     with caplog.at_level("WARNING", logger="bert_tf"):
         assert settings_from_run(ner, {}, "classifier") == {}
         assert settings_from_run(windowed, {}, "encoder") == {}
-    assert "written by a tagging run; the model is a classifier model" in caplog.text
+    assert "written by a tagger run; the model is a classifier model" in caplog.text
 
 
 def test_export_savedmodel_takes_a_runs_recorded_windows(classifier, tmp_path):

@@ -18,7 +18,7 @@ from bert_tf import BertConfig, BertEncoder, BertPretrainer
 from bert_tf.data.pretraining import make_pretraining_dataset
 from bert_tf.jobs.pretraining import PretrainingOptions, run
 from bert_tf.metrics.results import read_eval_results
-from bert_tf.tasks.pretraining import PretrainingTask
+from bert_tf.objectives.pretraining import PretrainingObjective
 from bert_tf.training.trainer import Trainer
 from helpers import REPO, minilm_dir, pretraining_features, shared_path
 
@@ -170,7 +170,7 @@ def _one_step(batch, accumulation, features):
     config = BertConfig.from_preset("L-1_H-32_A-2", vocab_size=50, max_position_embeddings=16,
                                     hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
     model = BertPretrainer(BertEncoder(config))
-    trainer = Trainer(model, keras.optimizers.SGD(0.5), PretrainingTask(),
+    trainer = Trainer(model, keras.optimizers.SGD(0.5), PretrainingObjective(),
                       gradient_accumulation_steps=accumulation)
     trainer.train(lambda ctx: tf.data.Dataset.from_tensor_slices(features).batch(batch).repeat(),
                   1, batch)
@@ -191,7 +191,7 @@ def test_bf16_training_reduces_the_loss():
     keras.utils.set_random_seed(5)
     config = BertConfig.from_preset("L-1_H-32_A-2", vocab_size=50, max_position_embeddings=16)
     model = BertPretrainer(BertEncoder(config, dtype="mixed_bfloat16"))
-    trainer = Trainer(model, keras.optimizers.Adam(3e-3), PretrainingTask(), steps_per_loop=10)
+    trainer = Trainer(model, keras.optimizers.Adam(3e-3), PretrainingObjective(), steps_per_loop=10)
     features = pretraining_features()
     losses = []
     data = lambda ctx: tf.data.Dataset.from_tensor_slices(features).batch(16).repeat()  # noqa

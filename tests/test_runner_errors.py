@@ -246,6 +246,6 @@ def test_a_value_error_from_a_raise_statement_of_ours_is_bad_input():
 def test_a_value_error_from_a_failing_expression_of_ours_is_a_bug():
     import bert_tf
     code = compile("first, second = [1, 2, 3]",
-                   os.path.join(os.path.dirname(bert_tf.__file__), "jobs", "common.py"), "exec")
+                   os.path.join(os.path.dirname(bert_tf.__file__), "jobs", "options.py"), "exec")
     error = raised(exec, code, {})
     assert isinstance(error, ValueError) and bad_input_message(error) is None

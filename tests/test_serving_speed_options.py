@@ -12,7 +12,8 @@ from tensorflow.core.framework import types_pb2
 
 import test_serving_support as support
 from bert_tf import serving
-from bert_tf.serving import graph_ops, names, padding
+from bert_tf import names
+from bert_tf.serving import graph_ops, padding
 from bert_tf.serving.warmup import read_warmup
 
 

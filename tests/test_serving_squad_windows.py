@@ -190,9 +190,9 @@ def test_windows_are_run_squads_features(seq, query, stride):
     """encode() builds exactly run_squad's windows, in order, with its max-context flags:
     room for several windows, a stride wider than the room, a room of one token; empty,
     one-word and exactly-fitting contexts."""
-    from bert_tf.serving.tasks import make_task
+    from bert_tf.serving.heads import make_head
     from bert_tf.tokenization import vocab as _vocab
-    task = make_task("squad", support.build_model("squad"),
+    task = make_head("squad", support.build_model("squad"),
                      _vocab.Vocabulary.from_file(support.vocab_file()).id_to_token, True, seq,
                      max_query_length=query, doc_stride=stride)
     questions, contexts = zip(*[(q, c) for _, q, c in support.squad_questions(8)])
@@ -223,7 +223,7 @@ def test_windows_are_run_squads_features(seq, query, stride):
 
 
 def test_export_savedmodel_passes_doc_stride(tmp_path):
-    """export_savedmodel.py --doc_stride reaches the serving task and export_info.json."""
+    """export_savedmodel.py --doc_stride reaches the serving head and export_info.json."""
     import tensorflow_text  # noqa: F401  (registers the tokenizer ops of the loaded export)
 
     from bert_tf.checkpoints import save_weights

@@ -29,7 +29,7 @@ def _swag_reference():
 
 
 def _special_ids():
-    from bert_tf.jobs.fill_mask import special_token_ids
+    from bert_tf.tokenization.vocab import special_token_ids
     return special_token_ids(support.full_tokenizer().vocabulary.id_to_token)
 
 
@@ -99,12 +99,12 @@ def test_fresh_process_never_imports_bert_tf(served):
 
 
 def test_multiple_choice_packs_pairs_exactly_as_run_swag(served):
-    from bert_tf.serving.tasks import make_task
+    from bert_tf.serving.heads import make_head
     _, texts, expected = served["swag"]
     lengths = expected["input_mask"].sum(-1)
     assert (lengths == support.CHOICE_SEQ).any() and (lengths < support.CHOICE_SEQ).any(), \
         "the sample should hold truncated and short pairs"
-    task = make_task("multiple_choice", support.exported("multiple_choice")[0],
+    task = make_head("multiple_choice", support.exported("multiple_choice")[0],
                      support.full_tokenizer().vocabulary.id_to_token, True, support.CHOICE_SEQ,
                      num_choices=support.NUM_CHOICES)
     features, _ = task.encode((tf.constant(texts["context"]), tf.constant(texts["endings"])))

@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf import BertConfig, BertEncoder, BertPretrainer
-from bert_tf.tasks.pretraining import PretrainingTask
+from bert_tf.objectives.pretraining import PretrainingObjective
 from bert_tf.training.optimization import create_optimizer
 from bert_tf.training.trainer import Trainer
 from helpers import pretraining_features
@@ -21,7 +21,7 @@ def _train(jit_compile, optimizer, dtype="float32"):
     opt = create_optimizer(1e-3, 100, 2, optimizer=optimizer)
     if dtype == "mixed_float16":
         opt = keras.optimizers.LossScaleOptimizer(opt)
-    trainer = Trainer(model, opt, PretrainingTask(), jit_compile=jit_compile, steps_per_loop=3)
+    trainer = Trainer(model, opt, PretrainingObjective(), jit_compile=jit_compile, steps_per_loop=3)
     features = pretraining_features()
     result = trainer.train(
         lambda ctx: tf.data.Dataset.from_tensor_slices(features).batch(8).repeat(), 6, 8)
@@ -51,7 +51,7 @@ def test_gradient_accumulation_under_xla_applies_outside_the_compiled_gradients(
     keras.utils.set_random_seed(5)
     config = BertConfig.from_preset("L-1_H-32_A-2", vocab_size=50, max_position_embeddings=16)
     trainer = Trainer(BertPretrainer(BertEncoder(config)), create_optimizer(1e-3, 10, 1),
-                      PretrainingTask(), jit_compile=True, gradient_accumulation_steps=2)
+                      PretrainingObjective(), jit_compile=True, gradient_accumulation_steps=2)
     features = pretraining_features()
     result = trainer.train(
         lambda ctx: tf.data.Dataset.from_tensor_slices(features).batch(8).repeat(), 2, 8)

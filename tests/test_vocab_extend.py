@@ -244,7 +244,8 @@ def test_build_vocab_extend_then_a_runner_uses_the_grown_model(extended, tmp_pat
 
 
 def test_the_runners_check_the_vocabulary_against_the_config(extended, extended_config):
-    from bert_tf.jobs.common import ModelOptions, load_tokenizer
+    from bert_tf.jobs.checks import load_tokenizer
+    from bert_tf.jobs.options import ModelOptions
     _, path, _ = extended
     opts = ModelOptions(config=extended_config, vocab_file=str(path))
     assert len(load_tokenizer(opts).vocab) == 30538

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import tensorflow as tf
 
+from bert_tf import kinds
 from bert_tf.checkpoints.names import extract
 from bert_tf.config import BertConfig
 
@@ -58,17 +59,20 @@ def _child(graph, node_id, *path):
 
 
 def native_head_kind(prefix: str) -> tuple[str | None, int | None]:
-    """Which task model a native checkpoint holds ("pretraining", "classifier", ... or None for a
-    bare encoder) and the head's output size where it has one.
+    """Which task model a native checkpoint holds (its bert_tf.kinds name: "pretraining",
+    "classifier", "squad", "tagger", "multiple_choice"; None for a bare encoder) and the head's
+    output size where it has one (the classifier's: a regression model's is 1).
 
     Read from the checkpoint's object graph, not its variable names: a variable reachable from
     several objects is saved once, under whichever path the saver met first (a training
     checkpoint may file the model's variables under optimizer/...)."""
     reader, graph = _object_graph(prefix)
     model = _child(graph, 0, "model")
-    for kind, attr in (("pretraining", "mlm_head"), ("classifier", "classifier"),
-                       ("span", "span_head"), ("tagger", "tagger"),
-                       ("multiple_choice", "scorer")):
+    layers = {}                  # head layer -> the first kind of model holding it
+    for kind in kinds.KINDS.values():
+        if kind.head_layer:
+            layers.setdefault(kind.head_layer, kind.name)
+    for attr, kind in layers.items():
         if kind == "pretraining":
             if _child(graph, model, attr) is not None:
                 return kind, None
@@ -96,7 +100,6 @@ def read_native(prefix: str, config: BertConfig) -> dict[str, np.ndarray]:
     The model takes the checkpoint's own vocab_size, so a config whose vocabulary has grown
     since (build_vocab.py --extend) reads it too; load_weights then adds the new rows."""
     from bert_tf.model import BertEncoder
-    from bert_tf.model.task_models import TASK_MODELS
     rows = native_vocab_rows(prefix)
     if rows is not None and rows != config.vocab_size:
         config = config.replace(vocab_size=int(rows))
@@ -105,9 +108,9 @@ def read_native(prefix: str, config: BertConfig) -> dict[str, np.ndarray]:
     if kind is None:
         model = encoder
     elif kind in ("classifier", "tagger"):
-        model = TASK_MODELS[kind](encoder, num_classes=units)
+        model = kinds.get(kind).load("model")(encoder, num_classes=units)
     else:
-        model = TASK_MODELS[kind](encoder)
+        model = kinds.get(kind).load("model")(encoder)
     status = tf.train.Checkpoint(model=checkpoint_root(model)).read(prefix)
     status.expect_partial()            # optimizer slots and step counters are not ours
     try:

@@ -9,17 +9,14 @@ import json
 import logging
 import os
 
-from bert_tf import fileio
-from bert_tf.serving.names import RUN_OPTIONS, WINDOW_TASKS
+from bert_tf import fileio, kinds
+from bert_tf.names import RUN_OPTIONS
 
 logger = logging.getLogger("bert_tf")
 
 # What a checkpoint's reader takes from its run when not given; windows only with a stride.
 SETTINGS = ("max_seq_length", "do_lower_case", "max_query_length", "max_answer_length")
 WINDOW_SETTINGS = ("window_pooling", "max_windows")
-# The models (serving/predict task names) a run of each head trains.
-_HEAD_TASKS = {"classifier": WINDOW_TASKS, "tagging": ("tagger",), "span": ("squad",),
-               "multiple-choice": ("multiple_choice",)}
 
 
 def beside(path, name):
@@ -32,16 +29,17 @@ def beside(path, name):
 
 @dataclasses.dataclass
 class RunRecord:
-    """A run_options.json: the head the run trained (bert_tf.jobs.driver.FinetuneTask.head),
-    its options by flag name, and the file."""
+    """A run_options.json: the kind of model the run trained (a bert_tf.kinds name), its
+    options by flag name, and the file."""
 
     head: str
     options: dict
     path: str
 
-    def serves(self, task):
-        """Whether a model of serving/predict `task` is what this run trained."""
-        return task in _HEAD_TASKS.get(self.head, ())
+    def serves(self, kind):
+        """Whether a model of `kind` is what this run trained (a run_classifier run: any of
+        classifier, regression, multi_label)."""
+        return kinds.trained_together(self.head, kind)
 
 
 def read_run_options(path):
@@ -56,7 +54,10 @@ def read_run_options(path):
         options = data["options"]
         if not isinstance(options, dict):
             raise TypeError(f"`options` is a {type(options).__name__}")
-        return RunRecord(str(data["task"]), options, found)
+        # Runs before bert_tf.kinds recorded the head as "tagging", "span", "multiple-choice".
+        head = {"tagging": "tagger", "span": "squad",
+                "multiple-choice": "multiple_choice"}.get(data["task"], data["task"])
+        return RunRecord(str(head), options, found)
     except (ValueError, KeyError, TypeError) as e:
         raise ValueError(f"{found}: not a run_options.json as bert_tf's runners write it "
                          f"({e}); move it away or fix it") from None
@@ -81,7 +82,7 @@ def settings_from_run(record, given, task):
     stride = given["doc_stride"] if "doc_stride" in given else recorded.get("doc_stride")
     if "doc_stride" not in given and recorded.get("doc_stride"):
         taken["doc_stride"] = recorded["doc_stride"]
-    if stride and task in WINDOW_TASKS:
+    if stride and task in kinds.WINDOWED:
         taken.update({name: recorded[name] for name in WINDOW_SETTINGS
                       if name not in given and recorded.get(name) is not None})
     if taken:

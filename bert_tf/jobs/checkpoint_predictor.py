@@ -7,13 +7,13 @@ import dataclasses
 import logging
 import os
 
+from bert_tf import kinds, names
 from bert_tf.checkpoints.run_options import beside as _beside
 from bert_tf.jobs.export import ExportOptions, load_model, task_of_name, window_options
 from bert_tf.prediction.inputs import InputError
-from bert_tf.prediction.loading import (PREDICT_TASKS, Predictor, check_predictable,
-                                        checkpoint_head, hf_labels)
-from bert_tf.serving import names
-from bert_tf.serving.names import LABELS_FILE, WINDOW_TASKS
+from bert_tf.metrics.results import saved_threshold
+from bert_tf.names import LABELS_FILE
+from bert_tf.prediction.loading import Predictor, check_predictable, checkpoint_head, hf_labels
 
 logger = logging.getLogger("bert_tf")
 
@@ -40,7 +40,7 @@ def resolve_checkpoint(path, task, settings):
         if found is None:
             raise InputError(f"{where}: cannot tell its task (its config.json names no "
                              f"BertFor... architecture): give --task (one of "
-                             f"{', '.join(PREDICT_TASKS)})")
+                             f"{', '.join(kinds.PREDICTED)})")
         if found == "encoder":
             raise InputError(f"{where} holds no task head, only an encoder: give --task if it "
                              f"is a fine-tuned model after all; for embeddings use "
@@ -74,7 +74,8 @@ def resolve_checkpoint(path, task, settings):
     if not vocab_file:
         raise InputError(f"{where}: no vocab.txt beside it: give --vocab_file")
     labels = settings.labels
-    if task in ("classifier", "multi_label", "tagger") and not labels and not settings.task_name:
+    labelled = kinds.get(task).labelled
+    if labelled and not labels and not settings.task_name:
         saved = _beside(path, LABELS_FILE)
         if saved:
             from bert_tf.data.classification.writers import read_label_list
@@ -92,8 +93,7 @@ def resolve_checkpoint(path, task, settings):
             raise InputError(f"{where}: give --labels ({units or 'its'} label names in class-id "
                              f"order, comma-separated){instead}: the checkpoint does not "
                              f"record them")
-    if (labels and units and task in ("classifier", "multi_label", "tagger")
-            and len(labels) != units):
+    if labels and units and labelled and len(labels) != units:
         raise InputError(f"--labels: {len(labels)} labels {list(labels)}, but {where} has "
                          f"{units} classes")
     max_seq_length = settings.max_seq_length
@@ -114,7 +114,6 @@ def resolve_checkpoint(path, task, settings):
 
 def _multi_label_run(path):
     """Whether the eval_results.txt beside checkpoint `path` records a multi-label threshold."""
-    from bert_tf.jobs.multilabel import saved_threshold
     try:
         return saved_threshold(os.fspath(path)) is not None
     except ValueError:                  # an eval_results.txt that does not parse
@@ -130,12 +129,12 @@ def build_predictor(opts, text_pair=None, num_choices=None, doc_stride=None):
     multi_label's long-text windows (default none: truncate), as export_savedmodel.py's."""
     from bert_tf.serving.module import ServingModule
     from bert_tf.serving.padding import length_buckets
-    from bert_tf.serving.tasks import make_task
+    from bert_tf.serving.heads import make_head
     from bert_tf.tokenization import vocab as _vocab
     if opts.task_name is None or text_pair is not None:
         opts = dataclasses.replace(opts, text_pair=bool(text_pair))
     opts = dataclasses.replace(
-        opts, doc_stride=doc_stride if opts.task in ("squad",) + WINDOW_TASKS else None,
+        opts, doc_stride=doc_stride if opts.task in ("squad",) + kinds.WINDOWED else None,
         num_choices=num_choices or opts.num_choices).resolve()
     vocab = _vocab.Vocabulary.from_file(opts.vocab_file)
     if len(vocab) > opts.config.vocab_size:
@@ -143,7 +142,7 @@ def build_predictor(opts, text_pair=None, num_choices=None, doc_stride=None):
                          f"model's vocab_size ({opts.config.vocab_size}): wrong vocabulary for "
                          f"this model")
     model = load_model(opts)
-    task = make_task(opts.task, model, vocab.id_to_token, opts.do_lower_case,
+    head = make_head(opts.task, model, vocab.id_to_token, opts.do_lower_case,
                      opts.max_seq_length, labels=opts.labels, text_pair=opts.text_pair,
                      max_query_length=opts.max_query_length,
                      max_answer_length=opts.max_answer_length,
@@ -154,11 +153,11 @@ def build_predictor(opts, text_pair=None, num_choices=None, doc_stride=None):
     # The length buckets bert_tf.serving.export uses.
     buckets = sorted(set(length_buckets(opts.max_seq_length))
                      | set(length_buckets(opts.config.max_position_embeddings)))
-    module = ServingModule(task, opts.config, buckets)
+    module = ServingModule(head, opts.config, buckets)
     signatures = module.signatures(text=True)
-    info = dict(task.info(), do_lower_case=bool(opts.do_lower_case),
+    info = dict(head.info(), do_lower_case=bool(opts.do_lower_case),
                 signatures=sorted(signatures))
-    order = {names.SERVING_DEFAULT: [spec.name for spec in task.text_specs()],
+    order = {names.SERVING_DEFAULT: [spec.name for spec in head.text_specs()],
              names.SERVE_FEATURES: list(names.FEATURE_KEYS)}
     predictor = Predictor(info, opts.vocab_file, signatures,
                           f"checkpoint {opts.init_checkpoint}", order)

@@ -18,7 +18,8 @@ import os
 
 import numpy as np
 
-from bert_tf.jobs.common import check_vocab_size, record_eval, save_label_list
+from bert_tf.jobs.checks import check_vocab_size
+from bert_tf.jobs.results import record_eval, save_label_list
 from bert_tf.jobs.driver import Evaluation, FinetuneTask, TrainingData, run_task
 from bert_tf.jobs.finetune import FinetuneOptions, cross_entropy, predict_logits, softmax
 from bert_tf.metrics.results import write_confusion_matrix
@@ -70,7 +71,7 @@ class ClassifierOptions(FinetuneOptions, ClassWeightOptions):
         "with the best micro F1 on dev, report it in eval_results.txt and use it to predict "
         "and export.")
 
-    serving_task = "classifier"          # "regression" for regression tasks
+    serving_kind = "classifier"          # "regression" for regression tasks
 
     def validate_inputs(self):
         if not self.tfds_name and not self.data_dir:
@@ -370,11 +371,11 @@ class ClassifierTask(FinetuneTask):
                             columns.num_examples, label_ids=columns.label_ids)
 
     def loss(self, training):
-        from bert_tf.tasks.classification import ClassificationTask
+        from bert_tf.objectives.classification import ClassificationObjective
         label_ids = None if training is None else training.label_ids
-        return ClassificationTask(self.data.is_regression,
-                                  class_weights(self.opts, self.data, label_ids),
-                                  multi_label=self.opts.multi_label)
+        return ClassificationObjective(self.data.is_regression,
+                                       class_weights(self.opts, self.data, label_ids),
+                                       multi_label=self.opts.multi_label)
 
     def build_model(self):
         return build_model(self.opts, self.data.num_labels)

@@ -17,7 +17,9 @@ import logging
 import os
 
 from bert_tf import fileio
-from bert_tf.jobs.common import build_trainer, export_model, record_eval, start
+from bert_tf.jobs.options import start
+from bert_tf.jobs.results import export_model, record_eval
+from bert_tf.training.setup import build_trainer
 from bert_tf.jobs.finetune import TrainingPlan, train_steps, train_with_evaluation
 from bert_tf.options import option_values
 
@@ -60,7 +62,7 @@ class FinetuneTask:
     export_options. The one state a task keeps on itself is what prepare() reads for every
     stage (the tokenizer, the labels): set there, only read afterwards."""
 
-    head = None              # the head's name in messages ("classifier", "span", ...)
+    head = None              # its kind (a bert_tf.kinds name): messages, run_options.json
     default_metric = None    # what --keep_best_metric keeps when not given
 
     def __init__(self, opts):
@@ -77,7 +79,7 @@ class FinetuneTask:
         raise NotImplementedError
 
     def loss(self, training):
-        """The bert_tf.tasks object (loss and training metrics) the Trainer optimises;
+        """The bert_tf.objectives Objective (loss and training metrics) the Trainer optimises;
         `training` is the TrainingData, None without --do_train."""
         raise NotImplementedError
 
@@ -124,7 +126,7 @@ class FinetuneTask:
         raise NotImplementedError
 
     def export_options(self, evaluation, decision):
-        """Keyword arguments of bert_tf.jobs.common.export_model (serving task and its
+        """Keyword arguments of bert_tf.jobs.results.export_model (serving kind and its
         options) for --export_dir; `evaluation` and `decision` as for predict."""
         return {}
 
@@ -133,7 +135,7 @@ def record_options(task):
     """Writes output_dir/run_options.json (the task's head and every option of the run, as
     flags name them: what bert_tf.predict reads a checkpoint's input settings from, and a
     record of the command). Returns {its name: its text} for best/."""
-    from bert_tf.serving.names import RUN_OPTIONS
+    from bert_tf.names import RUN_OPTIONS
     text = json.dumps({"task": task.head, "options": option_values(task.opts)}, indent=2,
                       sort_keys=True, default=str) + "\n"
     fileio.atomic_write_text(os.path.join(task.opts.output_dir, RUN_OPTIONS), text)

@@ -11,9 +11,9 @@ import logging
 import os
 
 from bert_tf.config import BertConfig
-from bert_tf.jobs.common import EXPORT_HELP, ModelOptions
+from bert_tf.jobs.options import EXPORT_HELP, ModelOptions
+from bert_tf.kinds import SERVED, WINDOWED
 from bert_tf.options import option, option_like
-from bert_tf.serving.names import TASKS, WINDOW_TASKS
 
 logger = logging.getLogger("bert_tf")
 
@@ -26,7 +26,7 @@ class ExportOptions:
         None, "Folder of numbered versions (TF Serving's --model_base_path); the export "
         "becomes its next version.", required=True)
     init_checkpoint: str = option_like(ModelOptions, "init_checkpoint", required=True)
-    task: str = option(None, "What the model does (optional with --task_name).", choices=TASKS)
+    task: str = option(None, "What the model does (optional with --task_name).", choices=SERVED)
     task_name: str = option(None, "A GLUE/XNLI task name (MRPC, STS-B, ...): sets --task, "
                             "--labels and --text_pair.")
     config: BertConfig = None        # default: bert_config.json / config.json beside the ckpt
@@ -73,7 +73,7 @@ class ExportOptions:
         """A copy with task, labels, text_pair, config and vocab_file filled in; raises
         ValueError naming the flag at fault."""
         from bert_tf.checkpoints import find_config
-        from bert_tf.jobs.common import default_vocab_file
+        from bert_tf.jobs.checks import default_vocab_file
         from bert_tf.tokenization import validate_case_matches_checkpoint
         opts = dataclasses.replace(self)
         if not opts.export_dir:
@@ -82,8 +82,8 @@ class ExportOptions:
             raise ValueError("--init_checkpoint is required (the fine-tuned checkpoint)")
         if opts.task_name:
             _apply_task_name(opts)
-        if opts.task not in TASKS:
-            raise ValueError(f"--task must be one of {', '.join(TASKS)} (or give --task_name), "
+        if opts.task not in SERVED:
+            raise ValueError(f"--task must be one of {', '.join(SERVED)} (or give --task_name), "
                              f"got {opts.task!r}")
         if opts.task in ("classifier", "tagger", "multi_label") and not opts.labels:
             raise ValueError(f"--task={opts.task} needs --labels (comma-separated, in class-id "
@@ -99,11 +99,11 @@ class ExportOptions:
             opts.doc_stride = 128 if opts.doc_stride is None else opts.doc_stride
             if opts.doc_stride < 1:
                 raise ValueError(f"--doc_stride must be >= 1, got {opts.doc_stride}")
-        if opts.task in WINDOW_TASKS:
+        if opts.task in WINDOWED:
             _check_windows(opts)
         elif opts.window_pooling != "mean" or opts.max_windows:
             raise ValueError(f"--window_pooling and --max_windows apply to tasks "
-                             f"{', '.join(WINDOW_TASKS)} (with --doc_stride), not {opts.task}")
+                             f"{', '.join(WINDOWED)} (with --doc_stride), not {opts.task}")
         opts.text_pair = bool(opts.text_pair)
         if opts.multi_label_threshold is not None:
             if opts.task != "multi_label":
@@ -113,7 +113,7 @@ class ExportOptions:
                 raise ValueError(f"--multi_label_threshold must be in (0, 1), got "
                                  f"{opts.multi_label_threshold}")
         if opts.task == "multi_label" and opts.multi_label_threshold is None:
-            from bert_tf.jobs.multilabel import saved_threshold
+            from bert_tf.metrics.results import saved_threshold
             opts.multi_label_threshold = saved_threshold(opts.init_checkpoint)
             if opts.multi_label_threshold is not None:
                 logger.info("--multi_label_threshold=%g: the tuned threshold in the "
@@ -225,9 +225,9 @@ def load_model(opts):
 
 
 def window_options(opts):
-    """make_task's / export()'s window arguments of opts (resolved): none but for a
+    """make_head's / export()'s window arguments of opts (resolved): none but for a
     classifier, regression or multi_label task read in windows."""
-    if opts.task not in WINDOW_TASKS or not opts.doc_stride:
+    if opts.task not in WINDOWED or not opts.doc_stride:
         return {}
     return dict(window_stride=opts.doc_stride, window_pooling=opts.window_pooling,
                 max_windows=opts.max_windows)

@@ -33,7 +33,9 @@ import numpy as np
 
 from bert_tf import fileio
 from bert_tf.data.pretraining.options import PretrainingDataOptions
-from bert_tf.jobs.common import ModelOptions, RuntimeOptions, export_model, load_tokenizer
+from bert_tf.jobs.checks import load_tokenizer
+from bert_tf.jobs.options import ModelOptions, RuntimeOptions
+from bert_tf.jobs.results import export_model
 from bert_tf.options import option, option_like
 
 logger = logging.getLogger("bert_tf")
@@ -77,7 +79,7 @@ class FeatureOptions(ModelOptions, RuntimeOptions):
         False, "Kept for compatibility with google-research's flags; has no effect.")
     commit_every: int = 1000
 
-    serving_task = "encoder"
+    serving_kind = "encoder"
 
     def layer_indexes(self):
         try:

@@ -15,24 +15,20 @@ Serving ("fill_mask" task, the same top_k), after the texts if any.
 import dataclasses
 import json
 import logging
-import re
 import time
 
 import numpy as np
 
 from bert_tf import fileio
-from bert_tf.jobs.common import ModelOptions, export_model, load_tokenizer
+from bert_tf.jobs.checks import load_tokenizer
+from bert_tf.jobs.options import ModelOptions
+from bert_tf.jobs.results import export_model
 from bert_tf.options import option
+from bert_tf.tokenization.vocab import special_token_ids
 
 logger = logging.getLogger("bert_tf")
 
 MASK = "[MASK]"
-_SPECIAL_RE = re.compile(r"^\[(PAD|CLS|SEP|MASK|UNK|unused\d+)\]$")
-
-
-def special_token_ids(vocab_tokens):
-    """Ids of [PAD], [CLS], [SEP], [MASK], [UNK] and [unusedN]: never offered as fill-ins."""
-    return [i for i, token in enumerate(vocab_tokens) if _SPECIAL_RE.match(token)]
 
 
 class MissingHeadError(ValueError):
@@ -66,7 +62,7 @@ class FillMaskOptions(ModelOptions):
     include_special_tokens: bool = option(
         False, "Also rank [PAD], [CLS], [SEP], [MASK], [UNK] and [unusedN].")
 
-    serving_task = "fill_mask"
+    serving_kind = "fill_mask"
 
     def validate(self):
         if not self.init_checkpoint:

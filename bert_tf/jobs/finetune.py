@@ -1,4 +1,4 @@
-"""What the fine-tuning jobs (classifier, SQuAD, NER, SWAG) share beyond bert_tf.jobs.common:
+"""What the fine-tuning jobs (classifier, SQuAD, NER, SWAG) share beyond bert_tf.jobs.options:
 their options and checks, google-research's training-step count, training (with periodic
 evaluation and the best checkpoint) or else restoring the weights to evaluate with, and gathering
 predictions in example order."""
@@ -10,7 +10,8 @@ import time
 import numpy as np
 
 from bert_tf import fileio
-from bert_tf.jobs.common import TrainingOptions, write_eval_summary
+from bert_tf.jobs.options import TrainingOptions
+from bert_tf.jobs.results import write_eval_summary
 from bert_tf.options import option
 from bert_tf.training.best import BestKeeper, EvaluationOptions
 from bert_tf.training.distribution import is_chief

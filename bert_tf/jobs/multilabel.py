@@ -19,7 +19,7 @@ import os
 from bert_tf import fileio
 from bert_tf.jobs.finetune import predict_logits
 from bert_tf.metrics import multilabel as metrics
-from bert_tf.metrics.results import read_eval_results
+from bert_tf.metrics.results import saved_threshold
 from bert_tf.options import non_defaults
 
 logger = logging.getLogger("bert_tf")
@@ -91,19 +91,6 @@ def evaluate(trainer, inputs, columns, source, what="eval"):
     values["eval_loss"] = metrics.binary_cross_entropy(logits, columns.label_ids)
     values["loss"] = values["eval_loss"]
     return values
-
-
-def saved_threshold(path):
-    """The `threshold` of the eval_results.txt in folder `path` (or beside the checkpoint
-    prefix `path`), or None."""
-    if not path:
-        return None
-    folder = path if fileio.isdir(path) else os.path.dirname(str(path))
-    results = os.path.join(folder, "eval_results.txt")
-    if not fileio.exists(results):
-        return None
-    value = read_eval_results(results).get("threshold")
-    return float(value) if isinstance(value, (int, float)) else None
 
 
 def decision_threshold(opts, values=None, best_dir=None):

@@ -24,11 +24,13 @@ import time
 import numpy as np
 
 from bert_tf import fileio
-from bert_tf.jobs.common import arrays_dataset_fn, load_tokenizer, save_label_list
+from bert_tf.jobs.checks import load_tokenizer
+from bert_tf.jobs.results import save_label_list
+from bert_tf.training.setup import arrays_dataset_fn
 from bert_tf.jobs.driver import Evaluation, FinetuneTask, TrainingData, run_task
 from bert_tf.jobs.finetune import FileFinetuneOptions, log_softmax
 from bert_tf.options import option
-from bert_tf.serving.names import LABELS_FILE
+from bert_tf.names import LABELS_FILE
 from bert_tf.training.class_weights import ClassWeightOptions
 
 logger = logging.getLogger("bert_tf")
@@ -56,7 +58,7 @@ class NerOptions(FileFinetuneOptions, ClassWeightOptions):
         None, "The label list in the model's output order (default: from output_dir or the "
         "training file: O, then B-/I- of each type in sorted order).")
 
-    serving_task = "tagger"
+    serving_kind = "tagger"
 
     def validate(self):
         from bert_tf.data.ner import CONTEXTS
@@ -243,7 +245,7 @@ class NerTask(FinetuneTask):
     """Token classification on CoNLL files: entity scores, <prefix>_predictions.txt. prepare()
     reads the tokenizer and the label list (self.tokenizer, self.labels)."""
 
-    head = "tagging"
+    head = "tagger"
     default_metric = DEFAULT_METRIC
 
     def prepare(self):
@@ -265,10 +267,10 @@ class NerTask(FinetuneTask):
                             label_ids=train.loss_label_ids)
 
     def loss(self, training):
-        from bert_tf.tasks.tagging import TaggingTask
+        from bert_tf.objectives.tagging import TaggingObjective
         weights = (class_weights(self.opts, training.label_ids, self.labels) if training
                    else None)
-        return TaggingTask(weights)
+        return TaggingObjective(weights)
 
     def build_model(self):
         return build_model(self.opts, len(self.labels))

@@ -1,6 +1,6 @@
 """bert_tf.predict's job: rows in, one JSON object per row out, from a SavedModel
 (bert_tf.prediction.loading) or a checkpoint (bert_tf.jobs.checkpoint_predictor) through the
-task's serving signatures (bert_tf.prediction.tasks).
+task's serving signatures (bert_tf.prediction.runners).
 
 Every row is checked before the model runs, so a bad row stops the run before any output is
 written; --output_file is written once, atomically (temporary name, then rename).
@@ -12,12 +12,11 @@ import logging
 import os
 import time
 
-from bert_tf import fileio
+from bert_tf import fileio, kinds
 from bert_tf.options import option
 from bert_tf.prediction import inputs as _inputs
-from bert_tf.prediction import loading, tasks
+from bert_tf.prediction import loading, runners
 from bert_tf.prediction.inputs import InputError
-from bert_tf.serving.names import WINDOW_TASKS
 
 logger = logging.getLogger("bert_tf")
 
@@ -35,7 +34,7 @@ class PredictOptions:
         None, "What the model does; only for a checkpoint whose head does not say (a SavedModel "
         "knows its task), and multi_label for a run_classifier --multi_label checkpoint (its "
         "head is a classifier's; taken as multi_label without this flag when the "
-        "eval_results.txt beside it records a threshold).", choices=loading.PREDICT_TASKS)
+        "eval_results.txt beside it records a threshold).", choices=kinds.PREDICTED)
     text: list = option(
         None, "A text to predict (repeat for several): classifier, regression, NER (words split "
         "on whitespace); SQuAD: the question; multiple choice: the context.", multi=True)
@@ -73,8 +72,8 @@ class PredictOptions:
     def validate(self):
         if not self.model:
             raise InputError("--model is required (a SavedModel, an export_dir or a checkpoint)")
-        if self.task is not None and self.task not in loading.PREDICT_TASKS:
-            raise InputError(f"--task must be one of {', '.join(loading.PREDICT_TASKS)}, got "
+        if self.task is not None and self.task not in kinds.PREDICTED:
+            raise InputError(f"--task must be one of {', '.join(kinds.PREDICTED)}, got "
                              f"{self.task!r}")
         if self.batch_size < 1:
             raise InputError(f"--batch_size must be >= 1, got {self.batch_size}")
@@ -115,9 +114,9 @@ def load(opts, rows):
     task = resolved.task
     _check_checkpoint_options(opts, task)
     # Rows are checked for the task's fields before the (slow) build.
-    checked = [tasks.row_inputs(task, row) for row in rows]
+    checked = [runners.row_inputs(task, row) for row in rows]
     text_pair = num_choices = None
-    if task in WINDOW_TASKS and not opts.checkpoint.task_name:
+    if task in kinds.WINDOWED and not opts.checkpoint.task_name:
         text_pair = any(pair is not None for _, pair in checked)
     if task == "multiple_choice":
         num_choices = len(checked[0][1])
@@ -156,7 +155,7 @@ def _check_saved_model_stride(predictor, version):
     if predictor.task == "squad":
         raise InputError(f"--doc_stride: the SavedModel {version} fixed it at export "
                          f"({info.get('doc_stride')})")
-    if predictor.task in WINDOW_TASKS:
+    if predictor.task in kinds.WINDOWED:
         if info.get("window_stride"):
             raise InputError(f"--doc_stride: the SavedModel {version} fixed its windows at "
                              f"export (window_stride {info['window_stride']}, window_pooling "
@@ -174,8 +173,8 @@ def _check_checkpoint_options(opts, task):
     settings = opts.checkpoint
     windows = [f"--{name}" for name in ("window_pooling", "max_windows")
                if getattr(settings, name) is not None]
-    if windows and task not in WINDOW_TASKS:
-        raise InputError(f"{', '.join(windows)}: for {', '.join(WINDOW_TASKS)} "
+    if windows and task not in kinds.WINDOWED:
+        raise InputError(f"{', '.join(windows)}: for {', '.join(kinds.WINDOWED)} "
                          f"checkpoints read with --doc_stride windows, not a {task} model")
     if windows and not opts.doc_stride:
         raise InputError(f"{', '.join(windows)}: apply to --doc_stride windows; give "
@@ -196,10 +195,10 @@ def _log_threshold(predictor):
 
 def predict(opts, rows, predictor):
     """One dict per row, in row order (with "index", and "id" when the row has one)."""
-    runner = tasks.RUNNERS[predictor.task](predictor, opts)
+    runner = kinds.get(predictor.task).load("prediction")(predictor, opts)
     checked = []
     for row in rows:
-        inputs = tasks.row_inputs(predictor.task, row)
+        inputs = runners.row_inputs(predictor.task, row)
         runner.check(row, inputs)
         checked.append((row, inputs))
     results, started = [], time.perf_counter()

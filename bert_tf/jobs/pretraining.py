@@ -8,8 +8,10 @@ weights with the lowest held-out masked-LM loss (or --keep_best_metric) in outpu
 import dataclasses
 import logging
 
-from bert_tf.jobs.common import (TrainingOptions, build_trainer, check_seq_length,
-                                 check_vocab_file, export_model, record_eval, start)
+from bert_tf.jobs.checks import check_seq_length, check_vocab_file
+from bert_tf.jobs.options import start, TrainingOptions
+from bert_tf.jobs.results import export_model, record_eval
+from bert_tf.training.setup import build_trainer
 from bert_tf.jobs.finetune import TrainingPlan, train_with_evaluation
 from bert_tf.options import option
 from bert_tf.training.best import EvaluationOptions
@@ -48,7 +50,7 @@ class PretrainingOptions(TrainingOptions, EvaluationOptions):
     do_whole_word_mask: bool = option(False, "Whole-word masking (--dynamic_masking).")
     use_next_sentence: bool = option(True, "Train the next-sentence head (False: MLM only).")
 
-    serving_task = "encoder"
+    serving_kind = "encoder"
 
     def validate(self):
         if not (self.do_train or self.do_eval):
@@ -107,11 +109,11 @@ def run(opts, strategy):
     """Trains (evaluating every --eval_every_steps) and/or evaluates, then exports the encoder
     with --export_dir; returns {"train": values or None, "eval": values or None, "export":
     version path or None} (and "best_step" with --eval_every_steps)."""
-    from bert_tf.tasks.pretraining import PretrainingTask
+    from bert_tf.objectives.pretraining import PretrainingObjective
     start(opts)
     check_inputs(opts)
     setup = build_trainer(opts, strategy, lambda: build_model(opts),
-                          PretrainingTask(use_next_sentence=opts.use_next_sentence),
+                          PretrainingObjective(use_next_sentence=opts.use_next_sentence),
                           opts.num_train_steps, opts.num_warmup_steps)
     trainer = setup.trainer
     result = {"train": None, "eval": None, "export": None}

@@ -24,7 +24,8 @@ import time
 
 from bert_tf import fileio
 from bert_tf.data.pretraining.options import PretrainingDataOptions
-from bert_tf.jobs.common import load_tokenizer, record_eval
+from bert_tf.jobs.checks import load_tokenizer
+from bert_tf.jobs.results import record_eval
 from bert_tf.jobs.driver import Evaluation, FinetuneTask, TrainingData, run_task
 from bert_tf.jobs.finetune import FinetuneOptions
 from bert_tf.options import option, option_like
@@ -78,7 +79,7 @@ class SquadOptions(FinetuneOptions):
     skip_bad_examples: bool = option(
         False, "Skip (and count) malformed questions instead of stopping with an error.")
 
-    serving_task = "squad"
+    serving_kind = "squad"
 
     def validate(self):
         """google-research's validate_flags_or_throw and the checks it lacked; raises ValueError."""
@@ -320,7 +321,7 @@ class SquadTask(FinetuneTask):
     predictions of --do_predict (google-research's flags). prepare() reads the tokenizer
     (self.tokenizer)."""
 
-    head = "span"
+    head = "squad"
     default_metric = DEFAULT_METRIC
 
     def prepare(self):
@@ -337,8 +338,8 @@ class SquadTask(FinetuneTask):
                             f"{num_examples} examples, {num_features} features")
 
     def loss(self, training):
-        from bert_tf.tasks.span import SpanTask
-        return SpanTask()
+        from bert_tf.objectives.span import SpanObjective
+        return SpanObjective()
 
     def build_model(self):
         return build_model(self.opts)

@@ -22,7 +22,9 @@ import time
 import numpy as np
 
 from bert_tf import fileio
-from bert_tf.jobs.common import TrainingOptions, arrays_dataset_fn, load_tokenizer
+from bert_tf.jobs.checks import load_tokenizer
+from bert_tf.jobs.options import TrainingOptions
+from bert_tf.training.setup import arrays_dataset_fn
 from bert_tf.jobs.driver import Evaluation, FinetuneTask, TrainingData, run_task
 from bert_tf.jobs.finetune import FileFinetuneOptions, cross_entropy, predict_logits, softmax
 from bert_tf.options import option, option_like
@@ -51,7 +53,7 @@ class SwagOptions(FileFinetuneOptions):
     skip_bad_rows: bool = option(
         False, "Skip malformed rows (and count them) instead of stopping at the first.")
 
-    serving_task = "multiple_choice"
+    serving_kind = "multiple_choice"
     min_seq_length = 4                   # [CLS] context [SEP] ending [SEP]
 
     def validate(self):
@@ -125,7 +127,7 @@ class SwagTask(FinetuneTask):
     the tokenizer (self.tokenizer); the export serves --num_choices endings per row (the model
     scores each ending alone, so it serves any count), whichever files were read."""
 
-    head = "multiple-choice"
+    head = "multiple_choice"
     default_metric = DEFAULT_METRIC
 
     def prepare(self):
@@ -142,8 +144,8 @@ class SwagTask(FinetuneTask):
                             len(train.examples))
 
     def loss(self, training):
-        from bert_tf.tasks.multiple_choice import MultipleChoiceTask
-        return MultipleChoiceTask()
+        from bert_tf.objectives.multiple_choice import MultipleChoiceObjective
+        return MultipleChoiceObjective()
 
     def build_model(self):
         return build_model(self.opts)

@@ -1,5 +1,7 @@
-"""google-research's `eval_results.txt` (one sorted `key = value` line per metric), and the
-classifier's `confusion_matrix.tsv`."""
+"""google-research's `eval_results.txt` (one sorted `key = value` line per metric), the
+multi-label threshold recorded in it, and the classifier's `confusion_matrix.tsv`."""
+
+import os
 
 from bert_tf import fileio
 
@@ -30,6 +32,19 @@ def read_eval_results(path):
                     pass
             results[key] = value
     return results
+
+
+def saved_threshold(path):
+    """The `threshold` of the eval_results.txt in folder `path` (or beside the checkpoint
+    prefix `path`), or None."""
+    if not path:
+        return None
+    folder = path if fileio.isdir(path) else os.path.dirname(str(path))
+    results = os.path.join(folder, "eval_results.txt")
+    if not fileio.exists(results):
+        return None
+    value = read_eval_results(results).get("threshold")
+    return float(value) if isinstance(value, (int, float)) else None
 
 
 def write_confusion_matrix(path, confusion, label_names):

@@ -174,13 +174,5 @@ class BertMultipleChoice(_TaskModel):
         return {"dropout_rate": self.dropout_rate}
 
 
-TASK_MODELS = {
-    "pretraining": BertPretrainer,
-    "classifier": BertClassifier,
-    "span": BertSpanLabeler,
-    "tagger": BertTokenClassifier,
-    "multiple_choice": BertMultipleChoice,
-}
-
 __all__ = ["BertEncoder", "BertPretrainer", "BertClassifier", "BertSpanLabeler",
-           "BertTokenClassifier", "BertMultipleChoice", "TASK_MODELS"]
+           "BertTokenClassifier", "BertMultipleChoice"]

@@ -13,8 +13,8 @@ _EXPORTS = {
     "Row": "bert_tf.prediction.inputs",
     "read_rows": "bert_tf.prediction.inputs",
     "read_input_file": "bert_tf.prediction.inputs",
-    "word_entities": "bert_tf.prediction.tasks",
-    "split_words": "bert_tf.prediction.tasks",
+    "word_entities": "bert_tf.prediction.runners",
+    "split_words": "bert_tf.prediction.runners",
 }
 
 __all__ = sorted(_EXPORTS)

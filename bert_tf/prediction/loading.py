@@ -26,19 +26,13 @@ import json
 import logging
 import os
 
-from bert_tf import fileio
+from bert_tf import fileio, kinds, names
+from bert_tf.names import EXPORT_INFO
 from bert_tf.options import option
 from bert_tf.prediction.inputs import InputError
-from bert_tf.serving import names
-from bert_tf.serving.names import EXPORT_INFO
 
 logger = logging.getLogger("bert_tf")
 
-# What bert_tf.predict can do; the other serving tasks have their own tools.
-PREDICT_TASKS = ("classifier", "regression", "multi_label", "squad", "tagger",
-                 "multiple_choice")
-_OTHER_TOOLS = {"fill_mask": "predict_masked.py", "encoder": "extract_features.py",
-                "pretraining": "predict_masked.py"}
 # HuggingFace architectures -> task
 _HF_ARCHITECTURES = {"BertForSequenceClassification": "classifier",
                      "BertForTokenClassification": "tagger",
@@ -163,13 +157,14 @@ def load_saved_model(path):
 
 
 def check_predictable(task, where):
-    if task in PREDICT_TASKS:
+    if task in kinds.PREDICTED:
         return
-    if task in _OTHER_TOOLS:
-        raise InputError(f"{where} is a {task} model: use {_OTHER_TOOLS[task]} for it "
-                         f"(bert_tf.predict serves {', '.join(PREDICT_TASKS)})")
+    tool = kinds.KINDS[task].other_tool if task in kinds.KINDS else None
+    if tool:
+        raise InputError(f"{where} is a {task} model: use {tool} for it "
+                         f"(bert_tf.predict serves {', '.join(kinds.PREDICTED)})")
     raise InputError(f"{where}: bert_tf.predict has no predictions for task {task!r} (it "
-                     f"serves {', '.join(PREDICT_TASKS)})")
+                     f"serves {', '.join(kinds.PREDICTED)})")
 
 
 # --------------------------------------------------------------------------- checkpoints
@@ -197,8 +192,8 @@ def checkpoint_head(path):
     units = None
     if fmt == "native":
         from bert_tf.checkpoints.native import native_head_kind
-        kind, units = native_head_kind(location)
-        task = {"span": "squad", None: "encoder"}.get(kind, kind)
+        task, units = native_head_kind(location)
+        task = task or "encoder"
     elif fmt == "tf1":
         task, units = _head_of_names(dict(tf.train.list_variables(location)))
         task = task or "encoder"

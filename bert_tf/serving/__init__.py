@@ -13,10 +13,9 @@ from bert_tf._lazy import lazy_exports
 _EXPORTS = {
     "export": "bert_tf.serving.exporter",
     "next_version": "bert_tf.serving.exporter",
-    "TASKS": "bert_tf.serving.names",
-    "SERVING_DEFAULT": "bert_tf.serving.names",
-    "SERVE_FEATURES": "bert_tf.serving.names",
-    "SERVE_EXAMPLES": "bert_tf.serving.names",
+    "SERVING_DEFAULT": "bert_tf.names",
+    "SERVE_FEATURES": "bert_tf.names",
+    "SERVE_EXAMPLES": "bert_tf.names",
     "signature_op_types": "bert_tf.serving.graph_ops",
 }
 

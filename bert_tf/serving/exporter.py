@@ -19,10 +19,10 @@ import tensorflow as tf
 
 from bert_tf import fileio
 from bert_tf.model.precision import with_dtype_policy
-from bert_tf.serving import names
+from bert_tf import names
 from bert_tf.serving.module import ServingModule
 from bert_tf.serving.padding import length_buckets
-from bert_tf.serving.tasks import make_task
+from bert_tf.serving.heads import make_head
 from bert_tf.serving.warmup import warmup_requests, write_warmup
 from bert_tf.tokenization import vocab as _vocab
 
@@ -177,7 +177,7 @@ def export(model: "keras.Model", task: str, export_dir: str | os.PathLike,
     started = time.time()
     if precision:
         model = with_dtype_policy(model, PRECISIONS[precision])
-    serving_task = make_task(task, model, vocab.id_to_token, do_lower_case, seq_length,
+    head = make_head(task, model, vocab.id_to_token, do_lower_case, seq_length,
                              labels=labels, text_pair=text_pair,
                              max_query_length=max_query_length,
                              max_answer_length=max_answer_length, doc_stride=doc_stride,
@@ -188,9 +188,9 @@ def export(model: "keras.Model", task: str, export_dir: str | os.PathLike,
                              multi_label_threshold=multi_label_threshold)
     buckets = sorted(set(length_buckets(seq_length))
                      | set(length_buckets(config.max_position_embeddings)))
-    module = ServingModule(serving_task, config, buckets, jit_compile=jit_compile)
+    module = ServingModule(head, config, buckets, jit_compile=jit_compile)
     signatures = module.signatures(text=text_signatures)
-    policy = serving_task.model.dtype_policy.name
+    policy = head.model.dtype_policy.name
     logger.info("exporting %s model (seq_length %d, %s, %s, signatures %s) to %s/%d", task,
                 seq_length, policy, "XLA" if jit_compile else "no XLA",
                 ", ".join(sorted(signatures)), export_dir, version)
@@ -202,11 +202,11 @@ def export(model: "keras.Model", task: str, export_dir: str | os.PathLike,
         extra = os.path.join(staging, names.ASSETS_EXTRA)
         if warmup:
             count = write_warmup(os.path.join(extra, names.WARMUP_FILE),
-                                 warmup_requests(serving_task, text=text_signatures,
+                                 warmup_requests(head, text=text_signatures,
                                                  lengths=[b for b in buckets if b <= seq_length]
                                                  if jit_compile else ()))
             logger.info("wrote %d warm-up requests", count)
-        info = dict(serving_task.info(), signatures=sorted(signatures),
+        info = dict(head.info(), signatures=sorted(signatures),
                     do_lower_case=bool(do_lower_case), dtype_policy=policy,
                     jit_compile=bool(jit_compile), length_buckets=buckets,
                     tensorflow=tf.__version__)

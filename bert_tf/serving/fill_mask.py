@@ -18,8 +18,7 @@ import numbers
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.jobs.fill_mask import special_token_ids
-from bert_tf.serving.tasks import ServingTask, _tokenizer
+from bert_tf.serving.heads import ServingHead, _tokenizer
 from bert_tf.tokenization import packing, vocab as _vocab
 
 
@@ -30,7 +29,7 @@ def _mask_positions(input_ids, input_mask, mask_id):
     return tf.ragged.boolean_mask(columns, is_mask).to_tensor(default_value=-1)
 
 
-class FillMaskTask(ServingTask):
+class FillMaskHead(ServingHead):
     """BertPretrainer -> per [MASK]: tokens, token_ids, probabilities [B, M, top_k] (most
     likely first), mask_positions [B, M], num_masks [B]; raw text adds the byte offsets of each
     "[MASK]" in the text and masks_truncated (a mask fell beyond seq_length and got no
@@ -56,9 +55,14 @@ class FillMaskTask(ServingTask):
         excluded = np.zeros(model.config.vocab_size, bool)
         excluded[len(vocab_tokens):] = True           # no token string to return
         if not self.include_special_tokens:
-            excluded[special_token_ids(vocab_tokens)] = True
+            excluded[_vocab.special_token_ids(vocab_tokens)] = True
         self.top_k = min(int(top_k), int((~excluded).sum()))
         self._excluded = excluded
+
+    @classmethod
+    def build(cls, model, vocab_tokens, lower_case, seq_length, options):
+        return cls(model, vocab_tokens, lower_case, seq_length, options.top_k,
+                   options.include_special_tokens)
 
     def predict(self, features):
         """The masked-LM logits (float32 [B, M, V]) at the [MASK] positions of the features."""

@@ -1,10 +1,10 @@
-"""The tf.Module that becomes the SavedModel: three signatures around one ServingTask.
+"""The tf.Module that becomes the SavedModel: three signatures around one ServingHead.
 
-serving_default  raw strings [batch] named as the task says (text_a[, text_b]; question,
-                 context; text; context [batch] + endings [batch, num_choices]) -> the task's
+serving_default  raw strings [batch] named as the head says (text_a[, text_b]; question,
+                 context; text; context [batch] + endings [batch, num_choices]) -> the head's
                  text outputs.
 serve_features   int32 input_ids, input_mask, segment_ids [batch, seq] (multiple choice:
-                 [batch, num_choices, seq]) -> the task's outputs; core TensorFlow ops only.
+                 [batch, num_choices, seq]) -> the head's outputs; core TensorFlow ops only.
 serve_examples   serialized tf.Example [batch] with int64 input_ids, input_mask, segment_ids
                  of length seq_length (run_classifier / run_squad records; multiple choice:
                  num_choices * seq_length) -> as serve_features (+ unique_ids for SQuAD).
@@ -17,9 +17,9 @@ from typing import Mapping, Sequence
 
 import tensorflow as tf
 
+from bert_tf import names
 from bert_tf.config import BertConfig
-
-from bert_tf.serving import names, padding
+from bert_tf.serving import padding
 
 
 def check_features(features: Mapping[str, tf.Tensor], config: BertConfig
@@ -69,15 +69,15 @@ def checked_inputs(values: Sequence[tf.Tensor], specs: Sequence[tf.TensorSpec]
 
 
 class ServingModule(tf.Module):
-    """Holds a ServingTask and builds its signature functions.
+    """Holds a ServingHead and builds its signature functions.
 
     The model runs on each request cut to a bucket length (bert_tf.serving.padding); with
     jit_compile its function is XLA-compiled (tensorflow_model_server then needs
     --xla_cpu_compilation_enabled=true)."""
 
-    def __init__(self, task, config, length_buckets, jit_compile=False):
+    def __init__(self, head, config, length_buckets, jit_compile=False):
         super().__init__(name="bert_serving")
-        self.task = task
+        self.task = head    # keeps the name `task`: a path in the SavedModel's object graph
         self._config = config
         self._length_buckets = list(length_buckets)
         self._jit_compile = bool(jit_compile)

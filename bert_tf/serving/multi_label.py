@@ -1,4 +1,4 @@
-"""The "multi_label" serving task: a BertClassifier trained with run_classifier --multi_label
+"""The "multi_label" serving head: a BertClassifier trained with run_classifier --multi_label
 (K independent sigmoid outputs) -> per-label probabilities and the labels above a threshold.
 
 Outputs (every signature), for a batch of B rows and K labels:
@@ -14,11 +14,11 @@ assets.extra/export_info.json. Only core TensorFlow ops beyond the classifier's.
 
 import tensorflow as tf
 
-from bert_tf.serving.tasks import ClassifierTask
+from bert_tf.serving.heads import ClassifierHead, _check_labels
 
 
-class MultiLabelTask(ClassifierTask):
-    """ClassifierTask (same inputs, long-text windows included) with sigmoid outputs."""
+class MultiLabelHead(ClassifierHead):
+    """ClassifierHead (same inputs, long-text windows included) with sigmoid outputs."""
 
     kind = "multi_label"
 
@@ -30,6 +30,12 @@ class MultiLabelTask(ClassifierTask):
         if not 0.0 < threshold < 1.0:
             raise ValueError(f"multi-label threshold must be in (0, 1), got {threshold}")
         self.threshold = threshold
+
+    @classmethod
+    def build(cls, model, vocab_tokens, lower_case, seq_length, options):
+        return cls(model, vocab_tokens, lower_case, seq_length,
+                   _check_labels(options.labels, model.num_classes, cls.kind),
+                   options.text_pair, options.multi_label_threshold, **options.windows())
 
     def outputs(self, predictions, features):
         logits = predictions["logits"]

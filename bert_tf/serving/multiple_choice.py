@@ -11,11 +11,11 @@ import numbers
 
 import tensorflow as tf
 
-from bert_tf.serving.tasks import ServingTask, _tokenizer
+from bert_tf.serving.heads import ServingHead, _tokenizer
 from bert_tf.tokenization import packing, vocab as _vocab
 
 
-class MultipleChoiceTask(ServingTask):
+class MultipleChoiceHead(ServingHead):
     """BertMultipleChoice -> logits, probabilities [B, N] and the chosen ending `choice` [B].
 
     serving_default: `context` string [B], `endings` string [B, N]; serve_features: int
@@ -41,6 +41,10 @@ class MultipleChoiceTask(ServingTask):
         self.tokenizer = _tokenizer(vocab_tokens, lower_case)
         special = self.tokenizer.special_ids()
         self.cls_id, self.sep_id = special[_vocab.CLS], special[_vocab.SEP]
+
+    @classmethod
+    def build(cls, model, vocab_tokens, lower_case, seq_length, options):
+        return cls(model, vocab_tokens, lower_case, seq_length, options.num_choices)
 
     def text_specs(self):
         return [tf.TensorSpec([None], tf.string, name="context"),

@@ -33,7 +33,7 @@ a lone window carries no max-context information.
 import tensorflow as tf
 
 from bert_tf.serving.span import best_span
-from bert_tf.serving.tasks import ServingTask, _tokenizer, tokenize_together
+from bert_tf.serving.heads import ServingHead, _tokenizer, tokenize_together
 from bert_tf.tokenization import packing, vocab as _vocab
 
 
@@ -68,7 +68,7 @@ def max_context_windows(positions, context_length, room, step, num_windows):
     return tf.reduce_min(tf.where(inside & (score == best), window, never), axis=1)
 
 
-class SquadTask(ServingTask):
+class SquadHead(ServingHead):
     """BertSpanLabeler -> the best answer over all windows of the context (serving_default),
     or per-window logits and spans (serve_features, serve_examples); see the module
     docstring."""
@@ -92,6 +92,11 @@ class SquadTask(ServingTask):
         self.tokenizer = _tokenizer(vocab_tokens, lower_case)
         special = self.tokenizer.special_ids()
         self.cls_id, self.sep_id = special[_vocab.CLS], special[_vocab.SEP]
+
+    @classmethod
+    def build(cls, model, vocab_tokens, lower_case, seq_length, options):
+        return cls(model, vocab_tokens, lower_case, seq_length, options.max_query_length,
+                   options.max_answer_length, options.doc_stride)
 
     def encode(self, texts):
         """(question, context) [B] -> features [W, seq_length] of every window of every row

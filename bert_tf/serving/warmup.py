@@ -10,7 +10,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.serving import names
+from bert_tf import names
 
 
 def _protos():
@@ -40,20 +40,20 @@ def feature_example(features, row):
     return tf.train.Example(features=tf.train.Features(feature=fields)).SerializeToString()
 
 
-def warmup_requests(task, text=True, lengths=()):
+def warmup_requests(head, text=True, lengths=()):
     """[(signature name, {input name: numpy array})] exercising every exported signature: raw
     text at batch 1 and 2 (one row fills seq_length), features and examples at batch 1 (SQuAD:
     features of every window of the long row, whose first window the examples hold), and
     features at batch 1 cut to each of `lengths` (an XLA export compiles one program per
     length bucket: the server compiles them while loading, not on a client's request)."""
-    texts = task.warmup_texts()
+    texts = head.warmup_texts()
     requests = []
     if text:
         requests.append((names.SERVING_DEFAULT, {k: np.array(v[:1], object)
                                                  for k, v in texts.items()}))
         requests.append((names.SERVING_DEFAULT, {k: np.array(v, object)
                                                  for k, v in texts.items()}))
-    encoded, _ = task.encode(tuple(tf.constant(texts[n]) for n in task.text_names))
+    encoded, _ = head.encode(tuple(tf.constant(texts[n]) for n in head.text_names))
     features = {k: v.numpy().astype(np.int32) for k, v in encoded.items()}
     requests.append((names.SERVE_FEATURES, {k: v[1:] for k, v in features.items()}))
     for length in lengths:

@@ -9,12 +9,14 @@ silently wrong: bytes that are not UTF-8, an empty file, an empty entry, or a du
 
 import collections
 import os
+import re
 from typing import Iterable, Mapping
 
 from bert_tf import fileio
 
 PAD, UNK, CLS, SEP, MASK = "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"
 SPECIAL_TOKENS = (PAD, UNK, CLS, SEP, MASK)
+_SPECIAL_RE = re.compile(r"^\[(PAD|CLS|SEP|MASK|UNK|unused\d+)\]$")
 
 
 class VocabularyError(ValueError):
@@ -109,6 +111,11 @@ class Vocabulary:
         """{token: id} for [PAD], [UNK], [CLS], [SEP], [MASK] (all required)."""
         self.require()
         return {t: self.token_to_id[t] for t in SPECIAL_TOKENS}
+
+
+def special_token_ids(vocab_tokens):
+    """Ids of [PAD], [CLS], [SEP], [MASK], [UNK] and [unusedN]: never offered as fill-ins."""
+    return [i for i, token in enumerate(vocab_tokens) if _SPECIAL_RE.match(token)]
 
 
 def load_vocab(vocab_file: str | os.PathLike) -> "collections.OrderedDict[str, int]":

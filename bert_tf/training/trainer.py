@@ -1,4 +1,4 @@
-"""A training loop for every task and every tf.distribute strategy.
+"""A training loop for every objective and every tf.distribute strategy.
 
 One code path: the dataset is distributed with `distribute_datasets_from_function`, each replica
 computes gradients on its batch (optionally over k micro-batches), Keras' optimizer all-reduces
@@ -30,9 +30,10 @@ def split_batch(features, parts):
 
 
 class Trainer:
-    """Trains `model` on `task` with `optimizer` (both created under `strategy.scope()`)."""
+    """Trains `model` on `objective` (a bert_tf.objectives.base.Objective) with `optimizer`
+    (both created under `strategy.scope()`)."""
 
-    def __init__(self, model, optimizer, task, strategy=None, output_dir=None, *,
+    def __init__(self, model, optimizer, objective, strategy=None, output_dir=None, *,
                  steps_per_loop=1, checkpoint_steps=1000, keep_checkpoints=5, jit_compile=False,
                  gradient_accumulation_steps=1, checkpoint_iterator=True):
         if gradient_accumulation_steps < 1:
@@ -41,7 +42,7 @@ class Trainer:
             raise ValueError("steps_per_loop (iterations_per_loop) must be >= 1")
         self.model = model
         self.optimizer = optimizer
-        self.task = task
+        self.objective = objective
         self.strategy = strategy or tf.distribute.get_strategy()
         self.output_dir = output_dir
         self.steps_per_loop = steps_per_loop
@@ -126,8 +127,8 @@ class Trainer:
         sums. The replica loss is averaged over replicas by dividing by their number."""
         replicas = self.strategy.num_replicas_in_sync
         with tf.GradientTape() as tape:
-            outputs = self.model(self.task.model_inputs(features), training=True)
-            numerators = self.task.numerators(outputs, features)
+            outputs = self.model(self.objective.model_inputs(features), training=True)
+            numerators = self.objective.numerators(outputs, features)
             loss = tf.add_n([tf.cast(numerators[t], tf.float32) / denominators[t]
                              for t in sorted(numerators)])
             scaled = loss / replicas
@@ -143,14 +144,14 @@ class Trainer:
 
     def _flat_metrics(self, outputs, features):
         flat = {}
-        for name, (total, count) in self.task.metrics(outputs, features).items():
+        for name, (total, count) in self.objective.metrics(outputs, features).items():
             flat[f"{name}/sum"] = tf.cast(total, tf.float32)
             flat[f"{name}/count"] = tf.cast(count, tf.float32)
         return flat
 
     def _replica_train_step(self, features):
         denominators = {k: tf.cast(v, tf.float32)
-                        for k, v in self.task.denominators(features).items()}
+                        for k, v in self.objective.denominators(features).items()}
         if self.fused_update:
             loss, metrics = self._fused_fn(features, denominators)
             return dict(metrics, loss=loss)
@@ -168,16 +169,16 @@ class Trainer:
         return metrics
 
     def _forward(self, features):
-        outputs = self.model(self.task.model_inputs(features), training=False)
+        outputs = self.model(self.objective.model_inputs(features), training=False)
         flat = self._flat_metrics(outputs, features)
-        for term, value in self.task.numerators(outputs, features).items():
+        for term, value in self.objective.numerators(outputs, features).items():
             flat[f"loss_{term}/num"] = tf.cast(value, tf.float32)
-        for term, value in self.task.denominators(features).items():
+        for term, value in self.objective.denominators(features).items():
             flat[f"loss_{term}/den"] = tf.cast(value, tf.float32)
         return flat
 
     def _predict_step(self, features):
-        return self.model(self.task.model_inputs(features), training=False)
+        return self.model(self.objective.model_inputs(features), training=False)
 
     def _reduce(self, per_replica):
         return {k: self.strategy.reduce(tf.distribute.ReduceOp.SUM, v, axis=None)
@@ -193,8 +194,8 @@ class Trainer:
         return totals
 
     def _eval_keys(self):
-        keys = [f"{m}/{part}" for m in self.task.metric_names for part in ("sum", "count")]
-        keys += [f"loss_{t}/{part}" for t in self.task.loss_terms for part in ("num", "den")]
+        keys = [f"{m}/{part}" for m in self.objective.metric_names for part in ("sum", "count")]
+        keys += [f"loss_{t}/{part}" for t in self.objective.loss_terms for part in ("num", "den")]
         return keys
 
     @tf.function
@@ -282,8 +283,8 @@ class Trainer:
                     stopped_early=stopped_early)
 
     def evaluate(self, dataset_fn, steps=None):
-        """Metrics over a dataset (or its first `steps` batches per replica): every task metric,
-        each loss term's dataset-level value and their sum as `loss`."""
+        """Metrics over a dataset (or its first `steps` batches per replica): every metric of
+        the objective, each loss term's dataset-level value and their sum as `loss`."""
         def limited(ctx):
             ds = dataset_fn(ctx)
             return ds.take(steps) if steps else ds

@@ -15,7 +15,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from bert_tf import BertConfig, BertEncoder, BertPretrainer  # noqa: E402
-from bert_tf.tasks.pretraining import PretrainingTask  # noqa: E402
+from bert_tf.objectives.pretraining import PretrainingObjective  # noqa: E402
 from bert_tf.training.distribution import get_strategy  # noqa: E402
 from bert_tf.training.optimization import create_optimizer  # noqa: E402
 from bert_tf.training.trainer import Trainer  # noqa: E402
@@ -38,7 +38,7 @@ def main():
                                         max_position_embeddings=16)
         model = BertPretrainer(BertEncoder(config))
         optimizer = create_optimizer(1e-3, 5, 1)
-    trainer = Trainer(model, optimizer, PretrainingTask(), strategy, steps_per_loop=1)
+    trainer = Trainer(model, optimizer, PretrainingObjective(), strategy, steps_per_loop=1)
     features = data()
 
     def dataset_fn(ctx):

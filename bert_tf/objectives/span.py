@@ -7,7 +7,7 @@ positions (padding included, as the original) against `start_positions` / `end_p
 
 import tensorflow as tf
 
-from bert_tf.training.task import Task
+from bert_tf.objectives.base import Objective
 
 MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids")
 
@@ -18,7 +18,7 @@ def _xent(logits, positions):
         labels=positions, logits=tf.cast(logits, tf.float32))                       # [B]
 
 
-class SpanTask(Task):
+class SpanObjective(Objective):
     metric_names = ("start_accuracy", "end_accuracy", "span_accuracy")
     loss_terms = ("start", "end")
 

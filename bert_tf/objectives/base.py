@@ -1,14 +1,14 @@
-"""What a trainer needs from a task: its loss as sums over examples, and its metrics.
+"""What a trainer needs from an objective: its loss as sums over examples, and its metrics.
 
-A task splits its loss into terms, each `numerator / denominator`, where denominators depend on
-the inputs only (number of examples, sum of masked-LM weights). The trainer sums numerators over
-micro-batches and divides by the whole batch's denominators, so gradient accumulation over k
-micro-batches gives exactly the gradient of one big batch.
+An objective splits its loss into terms, each `numerator / denominator`, where denominators
+depend on the inputs only (number of examples, sum of masked-LM weights). The trainer sums
+numerators over micro-batches and divides by the whole batch's denominators, so gradient
+accumulation over k micro-batches gives exactly the gradient of one big batch.
 Metrics are (sum, count) pairs so they average exactly over steps and replicas.
 """
 
 
-class Task:
+class Objective:
     """Base class. Subclasses set `metric_names` and `loss_terms` and implement the three
     methods (`loss_terms` are the keys of denominators() and numerators())."""
 

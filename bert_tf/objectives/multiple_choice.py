@@ -2,12 +2,12 @@
 
 import tensorflow as tf
 
-from bert_tf.training.task import Task
+from bert_tf.objectives.base import Objective
 
 MODEL_KEYS = ("input_ids", "input_mask", "segment_ids")
 
 
-class MultipleChoiceTask(Task):
+class MultipleChoiceObjective(Objective):
     metric_names = ("accuracy",)
     loss_terms = ("multiple_choice",)
 

@@ -11,12 +11,12 @@ batch without labelled words); accuracy stays unweighted.
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.training.task import Task
+from bert_tf.objectives.base import Objective
 
 MODEL_KEYS = ("input_ids", "input_mask", "segment_ids")
 
 
-class TaggingTask(Task):
+class TaggingObjective(Objective):
     metric_names = ("accuracy",)
     loss_terms = ("tagging",)
 

@@ -1,5 +1,5 @@
-"""Per task: which fields a row needs, how a batch of rows goes through the serving
-signatures, and the JSON object written for each row.
+"""Per kind of model, a runner: which fields a row needs, how a batch of rows goes through
+the serving signatures, and the JSON object written for each row.
 
   classifier       {"label", "probabilities": {label: p}}          (serving_default)
   regression       {"score"}                                        (serving_default)
@@ -23,7 +23,7 @@ run_ner --do_predict would write.
 
 Classifier, regression and multi_label models read a long text in windows when the
 SavedModel was exported with them, or the checkpoint is given --doc_stride: serving_default
-then cuts the first text into windows and combines their logits (bert_tf.serving.tasks), as
+then cuts the first text into windows and combines their logits (bert_tf.serving.heads), as
 run_classifier --doc_stride does; nothing changes here.
 """
 
@@ -32,7 +32,7 @@ import re
 import numpy as np
 
 from bert_tf.prediction.inputs import InputError
-from bert_tf.serving import names
+from bert_tf import kinds, names
 
 _WORD = re.compile(r"\S+")
 
@@ -51,55 +51,13 @@ def _unused(row, fields, task, takes):
 
 
 def row_inputs(task, row):
-    """The row's inputs for `task`, checked for presence: (text, text_pair or None) for
-    classifier/regression/multi_label, (question, context) for squad, (text,) for tagger, (context,
-    choices) for multiple_choice."""
-    if task in ("classifier", "regression", "multi_label"):
-        _unused(row, ("question", "context", "choices"), task, "text and, for pairs, "
-                                                               "text_pair")
-        if row.text is None:
-            raise _missing(row, "text", f"a {task} row needs a text")
-        return row.text, row.text_pair
-    if task == "tagger":
-        _unused(row, ("text_pair", "question", "context", "choices"), "tagger (NER)",
-                "one text, whose whitespace-separated words are tagged")
-        if row.text is None:
-            raise _missing(row, "text", "an NER row needs a text")
-        return (row.text,)
-    if task == "squad":
-        _unused(row, ("choices",), "SQuAD", "question and context, or text and text_pair")
-        if row.question is not None or row.context is not None:
-            for field in ("text", "text_pair"):
-                if getattr(row, field) is not None:
-                    raise InputError(f"{row.where(field)}: give the question and the context "
-                                     f"as question/context or as text/text_pair, not both")
-            for field in ("question", "context"):
-                if getattr(row, field) is None:
-                    raise _missing(row, field, "SQuAD takes a question and a context")
-            return row.question, row.context
-        for field in ("text", "text_pair"):
-            if getattr(row, field) is None:
-                raise _missing(row, field, "SQuAD takes a question and a context: question "
-                                           "and context, or text (the question) and text_pair "
-                                           "(the context)")
-        return row.text, row.text_pair
-    if task == "multiple_choice":
-        _unused(row, ("text_pair", "question"), "multiple-choice", "context (or text) and "
-                                                                    "choices")
-        if row.context is not None and row.text is not None:
-            raise InputError(f"{row.where('text')}: give the shared first sentence as context "
-                             f"or as text, not both")
-        context = row.context if row.context is not None else row.text
-        if context is None:
-            raise _missing(row, "context", "a multiple-choice row needs a context (or text) "
-                                           "its choices continue")
-        if row.choices is None:
-            raise _missing(row, "choices", "a multiple-choice row needs its choices")
-        if len(row.choices) < 2:
-            raise InputError(f"{row.where('choices')}: {len(row.choices)} choice(s); give at "
-                             f"least 2")
-        return context, list(row.choices)
-    raise ValueError(f"no predictions for task {task!r}")
+    """The row's inputs for a model of kind `task`, checked for presence: (text, text_pair or
+    None) for classifier/regression/multi_label, (question, context) for squad, (text,) for
+    tagger, (context, choices) for multiple_choice (its runner's row_inputs)."""
+    runner = kinds.get(task).load("prediction")
+    if runner is None:
+        raise ValueError(f"no predictions for task {task!r}")
+    return runner.row_inputs(task, row)
 
 
 # --------------------------------------------------------------------------- NER spans
@@ -163,6 +121,12 @@ class _Runner:
         self.info = predictor.info
         self.options = options
 
+    @staticmethod
+    def row_inputs(task, row):
+        """The inputs of `row` for a model of kind `task` (bert_tf.kinds), checked for
+        presence."""
+        raise NotImplementedError
+
     def check(self, row, inputs):
         """Raises InputError when the (present) inputs do not fit this model."""
 
@@ -172,6 +136,14 @@ class _Runner:
 
 
 class _TextRunner(_Runner):
+    @staticmethod
+    def row_inputs(task, row):
+        _unused(row, ("question", "context", "choices"), task, "text and, for pairs, "
+                                                               "text_pair")
+        if row.text is None:
+            raise _missing(row, "text", f"a {task} row needs a text")
+        return row.text, row.text_pair
+
     def check(self, row, inputs):
         pair_model = "text_b" in self.info["text_inputs"]
         if inputs[1] is not None and not pair_model:
@@ -219,6 +191,25 @@ def _char_offset(text, encoded, byte_offset):
 
 
 class SquadRunner(_Runner):
+    @staticmethod
+    def row_inputs(task, row):
+        _unused(row, ("choices",), "SQuAD", "question and context, or text and text_pair")
+        if row.question is not None or row.context is not None:
+            for field in ("text", "text_pair"):
+                if getattr(row, field) is not None:
+                    raise InputError(f"{row.where(field)}: give the question and the context "
+                                     f"as question/context or as text/text_pair, not both")
+            for field in ("question", "context"):
+                if getattr(row, field) is None:
+                    raise _missing(row, field, "SQuAD takes a question and a context")
+            return row.question, row.context
+        for field in ("text", "text_pair"):
+            if getattr(row, field) is None:
+                raise _missing(row, field, "SQuAD takes a question and a context: question "
+                                           "and context, or text (the question) and text_pair "
+                                           "(the context)")
+        return row.text, row.text_pair
+
     def predict(self, batch):
         out = self.predictor.call(self.signature, {
             "question": _strings(i[0] for _, i in batch),
@@ -243,6 +234,24 @@ class SquadRunner(_Runner):
 
 
 class MultipleChoiceRunner(_Runner):
+    @staticmethod
+    def row_inputs(task, row):
+        _unused(row, ("text_pair", "question"), "multiple-choice", "context (or text) and "
+                                                                    "choices")
+        if row.context is not None and row.text is not None:
+            raise InputError(f"{row.where('text')}: give the shared first sentence as context "
+                             f"or as text, not both")
+        context = row.context if row.context is not None else row.text
+        if context is None:
+            raise _missing(row, "context", "a multiple-choice row needs a context (or text) "
+                                           "its choices continue")
+        if row.choices is None:
+            raise _missing(row, "choices", "a multiple-choice row needs its choices")
+        if len(row.choices) < 2:
+            raise InputError(f"{row.where('choices')}: {len(row.choices)} choice(s); give at "
+                             f"least 2")
+        return context, list(row.choices)
+
     def check(self, row, inputs):
         expected = self.info["num_choices"]
         if len(inputs[1]) != expected:
@@ -267,6 +276,14 @@ class TaggerRunner(_Runner):
     """run_ner's windows (bert_tf.data.ner.encode_units) through serve_features."""
 
     signature = names.SERVE_FEATURES
+
+    @staticmethod
+    def row_inputs(task, row):
+        _unused(row, ("text_pair", "question", "context", "choices"), "tagger (NER)",
+                "one text, whose whitespace-separated words are tagged")
+        if row.text is None:
+            raise _missing(row, "text", "an NER row needs a text")
+        return (row.text,)
 
     def __init__(self, predictor, options):
         super().__init__(predictor, options)
@@ -298,9 +315,3 @@ class TaggerRunner(_Runner):
                             "entities": word_entities([w for w, _, _ in ws], tags, text,
                                                       [(s, e) for _, s, e in ws])})
         return results
-
-
-RUNNERS = {"classifier": ClassifierRunner, "regression": RegressionRunner,
-           "multi_label": MultiLabelRunner,
-           "squad": SquadRunner, "tagger": TaggerRunner,
-           "multiple_choice": MultipleChoiceRunner}

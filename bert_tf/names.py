@@ -1,8 +1,6 @@
-"""Names shared by the exporter, the warm-up writer, runners and clients: tasks, signatures,
-feature keys, files of the export layout. (No TensorFlow import: runners define flags with it.)"""
-
-TASKS = ("classifier", "regression", "squad", "tagger", "encoder", "multiple_choice",
-         "fill_mask", "multi_label")
+"""Names shared by runners, jobs, the exporter, the warm-up writer and clients: signatures,
+feature keys, files of the export layout and of a run's output folder. (No TensorFlow import:
+runners define flags with it.)"""
 
 SERVING_DEFAULT = "serving_default"
 SERVE_FEATURES = "serve_features"
@@ -20,7 +18,3 @@ LABELS_FILE = "label_list.txt"        # a run's label list, one per line in clas
                                       # (run_ner, run_classifier; beside its checkpoints)
 RUN_OPTIONS = "run_options.json"      # a fine-tuning run's options (beside its checkpoints):
                                       # what bert_tf.predict reads its input settings from
-
-# Tasks whose texts can be read in long-text windows (run_classifier --doc_stride; an export's
-# or a checkpoint's --doc_stride, --window_pooling, --max_windows).
-WINDOW_TASKS = ("classifier", "regression", "multi_label")

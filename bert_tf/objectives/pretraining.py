@@ -6,7 +6,7 @@ masked_lm_weights, 0 for padding); next-sentence loss = mean xent; total = their
 
 import tensorflow as tf
 
-from bert_tf.training.task import Task
+from bert_tf.objectives.base import Objective
 
 
 def _xent(logits, labels):
@@ -14,7 +14,7 @@ def _xent(logits, labels):
                                                           logits=tf.cast(logits, tf.float32))
 
 
-class PretrainingTask(Task):
+class PretrainingObjective(Objective):
     metric_names = ("masked_lm_accuracy", "masked_lm_loss", "next_sentence_accuracy",
                     "next_sentence_loss")
 

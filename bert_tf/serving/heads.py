@@ -1,18 +1,21 @@
-"""What each task's signatures take and return.
+"""Serving heads: what each kind of model's signatures take and return.
 
-A ServingTask turns raw strings into BERT features (in-graph tokenization, exactly
+A ServingHead turns raw strings into BERT features (in-graph tokenization, exactly
 FullTokenizer's) and model outputs into the outputs clients read. It is a tf.Module so the
 SavedModel tracks its tokenizer (vocabulary asset, id -> token table) and the model.
+make_head builds the head of a bert_tf.kinds kind from the kind's `serving` piece.
 
-Tasks ("kind"): classifier, regression, tagger, encoder here; squad, multiple_choice,
-multi_label and fill_mask in their own modules. All outputs are float32, int32, int64, bool or
-string; offsets are byte offsets into the UTF-8 request strings, [start, end), -1 where a
-position has no text ([CLS], [SEP], padding).
+Heads: classifier, regression, tagger, encoder here; squad, multiple_choice, multi_label and
+fill_mask in their own modules. All outputs are float32, int32, int64, bool or string; offsets
+are byte offsets into the UTF-8 request strings, [start, end), -1 where a position has no text
+([CLS], [SEP], padding).
 """
+
+import dataclasses
 
 import tensorflow as tf
 
-from bert_tf.serving.names import TASKS, WINDOW_TASKS
+from bert_tf import kinds
 from bert_tf.tokenization import packing, vocab as _vocab
 
 
@@ -36,9 +39,9 @@ def _run(predict, features, sequence_outputs=True):
             if v.shape.rank >= 2 and v.shape[1] is None else v for k, v in out.items()}
 
 
-class ServingTask(tf.Module):
-    """Base class. Subclasses set `kind` and `text_names` and implement encode() and
-    outputs(); text_outputs() defaults to outputs(). Features are int [B, S] unless a task
+class ServingHead(tf.Module):
+    """Base class. Subclasses set `kind` and `text_names` and implement build(), encode() and
+    outputs(); text_outputs() defaults to outputs(). Features are int [B, S] unless a head
     says otherwise (feature_shape, example_shape, text_specs)."""
 
     kind = None
@@ -46,6 +49,7 @@ class ServingTask(tf.Module):
     sequence_outputs = True     # model outputs of rank >= 2 are [B, S, ...]
 
     def __init__(self, model, seq_length, name=None):
+        # "<kind>_task": the module's name in exported SavedModels, kept.
         super().__init__(name=name or f"{self.kind}_task")
         self.model = model
         # Keras variables listed on a tf.Module attribute: the SavedModel tracks them directly.
@@ -68,6 +72,11 @@ class ServingTask(tf.Module):
     def example_shape(self):
         """FixedLenFeature shape of each int64 feature of serve_examples' tf.Examples."""
         return [self.seq_length]
+
+    @classmethod
+    def build(cls, model, vocab_tokens, lower_case, seq_length, options):
+        """The head for `model` with the HeadOptions it reads (make_head checked the model)."""
+        raise NotImplementedError
 
     def encode(self, texts):
         """texts: tuple of tf.string [B] in text_names order -> (features, extras)."""
@@ -122,7 +131,7 @@ def tokenize_together(tokenizer, texts, with_offsets=False):
             for i in range(len(texts))]
 
 
-class _TextTask(ServingTask):
+class _TextHead(ServingHead):
     """One text or a pair, packed like run_classifier: [CLS] A [SEP] (B [SEP]), the longer
     text losing its last token while the pair is too long."""
 
@@ -144,8 +153,8 @@ class _TextTask(ServingTask):
         return features, dict(zip(("start_offsets", "end_offsets"), packed))
 
 
-class _WindowedTextTask(_TextTask):
-    """A text task whose raw-text signature can read long first texts in windows
+class _WindowedTextHead(_TextHead):
+    """A text head whose raw-text signature can read long first texts in windows
     (bert_tf.tokenization.windows) and combine the window logits per row (mean or max), as
     run_classifier --doc_stride does; serve_features takes one row per example."""
 
@@ -182,7 +191,7 @@ class _WindowedTextTask(_TextTask):
         return info
 
 
-class ClassifierTask(_WindowedTextTask):
+class ClassifierHead(_WindowedTextHead):
     """BertClassifier with num_classes >= 2 -> probabilities, logits, label_id, label."""
 
     kind = "classifier"
@@ -191,6 +200,15 @@ class ClassifierTask(_WindowedTextTask):
                  **windows):
         super().__init__(model, vocab_tokens, lower_case, seq_length, text_pair, **windows)
         self.labels = [str(label) for label in labels]
+
+    @classmethod
+    def build(cls, model, vocab_tokens, lower_case, seq_length, options):
+        if model.num_classes == 1:
+            raise ValueError("a BertClassifier with num_classes=1 is a regression model: "
+                             "use task 'regression'")
+        return cls(model, vocab_tokens, lower_case, seq_length,
+                   _check_labels(options.labels, model.num_classes, cls.kind),
+                   options.text_pair, **options.windows())
 
     def outputs(self, predictions, features):
         logits = predictions["logits"]
@@ -202,19 +220,32 @@ class ClassifierTask(_WindowedTextTask):
         return dict(super().info(), labels=self.labels)
 
 
-class RegressionTask(_WindowedTextTask):
+class RegressionHead(_WindowedTextHead):
     """BertClassifier with num_classes == 1 -> score."""
 
     kind = "regression"
+
+    @classmethod
+    def build(cls, model, vocab_tokens, lower_case, seq_length, options):
+        if model.num_classes != 1:
+            raise ValueError(f"task 'regression' needs a BertClassifier with num_classes=1, "
+                             f"got num_classes={model.num_classes} (use task 'classifier')")
+        return cls(model, vocab_tokens, lower_case, seq_length, options.text_pair,
+                   **options.windows())
 
     def outputs(self, predictions, features):
         return {"score": predictions["logits"][:, 0]}
 
 
-class EncoderTask(_TextTask):
+class EncoderHead(_TextHead):
     """BertEncoder -> pooled_output, sequence_output (+ input_mask for raw text)."""
 
     kind = "encoder"
+
+    @classmethod
+    def build(cls, model, vocab_tokens, lower_case, seq_length, options):
+        encoder = getattr(model, "encoder", model)          # a task model's, or the encoder
+        return cls(encoder, vocab_tokens, lower_case, seq_length, options.text_pair)
 
     def outputs(self, predictions, features):
         return {"pooled_output": predictions["pooled_output"],
@@ -224,7 +255,7 @@ class EncoderTask(_TextTask):
         return dict(self.outputs(predictions, features), input_mask=features["input_mask"])
 
 
-class TaggerTask(_TextTask):
+class TaggerHead(_TextHead):
     """BertTokenClassifier -> per-WordPiece logits, probabilities, label_id, label; raw text
     adds each token's string and byte offsets (labels are "" where there is no text)."""
 
@@ -234,6 +265,11 @@ class TaggerTask(_TextTask):
         super().__init__(model, vocab_tokens, lower_case, seq_length, text_pair=False,
                          with_offsets=True)
         self.labels = [str(label) for label in labels]
+
+    @classmethod
+    def build(cls, model, vocab_tokens, lower_case, seq_length, options):
+        return cls(model, vocab_tokens, lower_case, seq_length,
+                   _check_labels(options.labels, model.num_classes, cls.kind))
 
     def outputs(self, predictions, features):
         logits = predictions["logits"]
@@ -255,69 +291,51 @@ class TaggerTask(_TextTask):
         return dict(super().info(), labels=self.labels)
 
 
-def make_task(kind, model, vocab_tokens, lower_case, seq_length, labels=None, text_pair=False,
-              max_query_length=64, max_answer_length=30, num_choices=None, top_k=5,
-              include_special_tokens=False, doc_stride=128, window_stride=0,
-              window_pooling="mean", max_windows=0, multi_label_threshold=0.5):
-    """The ServingTask of `kind` for `model`, checking that they fit together."""
-    from bert_tf.model import (BertClassifier, BertEncoder, BertMultipleChoice, BertPretrainer,
-                               BertSpanLabeler, BertTokenClassifier)
-    expected = {"classifier": BertClassifier, "regression": BertClassifier,
-                "multi_label": BertClassifier,
-                "squad": BertSpanLabeler, "tagger": BertTokenClassifier,
-                "multiple_choice": BertMultipleChoice, "fill_mask": BertPretrainer,
-                "encoder": (BertEncoder, BertClassifier, BertSpanLabeler, BertTokenClassifier,
-                            BertMultipleChoice, BertPretrainer)}
-    if kind not in TASKS:
-        raise ValueError(f"unknown task {kind!r}: use one of {', '.join(TASKS)}")
-    if not isinstance(model, expected[kind]):
+@dataclasses.dataclass(frozen=True)
+class HeadOptions:
+    """What a serving head may take besides the model, vocabulary, casing and sequence length;
+    each head reads its own (labels: one per class, in class-id order)."""
+
+    labels: list = None
+    text_pair: bool = False
+    max_query_length: int = 64
+    max_answer_length: int = 30
+    doc_stride: int = 128
+    num_choices: int = None
+    top_k: int = 5
+    include_special_tokens: bool = False
+    window_stride: int = 0
+    window_pooling: str = "mean"
+    max_windows: int = 0
+    multi_label_threshold: float = 0.5
+
+    def windows(self):
+        return dict(window_stride=self.window_stride, window_pooling=self.window_pooling,
+                    max_windows=self.max_windows)
+
+
+def make_head(kind, model, vocab_tokens, lower_case, seq_length, **options):
+    """The ServingHead of `kind` (a bert_tf.kinds name) for `model`, checking that they fit
+    together; `options` are HeadOptions fields."""
+    if kind not in kinds.SERVED:
+        raise ValueError(f"unknown task {kind!r}: use one of {', '.join(kinds.SERVED)}")
+    spec = kinds.get(kind)
+    accepted = spec.model_classes()
+    if not isinstance(model, accepted):
         hint = (" (the masked-LM head of a pre-training checkpoint; an encoder alone cannot "
                 "fill masks)" if kind == "fill_mask" else "")
-        raise ValueError(f"task {kind!r} needs a {_names(expected[kind])}{hint}, "
+        raise ValueError(f"task {kind!r} needs a {_names(accepted)}{hint}, "
                          f"got {type(model).__name__}")
-    if num_choices is not None and kind != "multiple_choice":
+    options = HeadOptions(**options)
+    if options.num_choices is not None and kind != "multiple_choice":
         raise ValueError(f"num_choices applies to task 'multiple_choice' only, not {kind!r}")
-    if window_stride and kind not in WINDOW_TASKS:
-        raise ValueError(f"window_stride applies to tasks {', '.join(WINDOW_TASKS)}, not "
+    if options.window_stride and not spec.windows:
+        raise ValueError(f"window_stride applies to tasks {', '.join(kinds.WINDOWED)}, not "
                          f"{kind!r}")
-    if kind == "multiple_choice":
-        from bert_tf.serving.multiple_choice import MultipleChoiceTask
-        return MultipleChoiceTask(model, vocab_tokens, lower_case, seq_length, num_choices)
-    if kind == "fill_mask":
-        from bert_tf.serving.fill_mask import FillMaskTask
-        return FillMaskTask(model, vocab_tokens, lower_case, seq_length, top_k,
-                            include_special_tokens)
-    if kind == "encoder":
-        encoder = model if isinstance(model, BertEncoder) else model.encoder
-        return EncoderTask(encoder, vocab_tokens, lower_case, seq_length, text_pair)
-    if kind == "squad":
-        from bert_tf.serving.squad import SquadTask
-        return SquadTask(model, vocab_tokens, lower_case, seq_length, max_query_length,
-                         max_answer_length, doc_stride)
-    windows = dict(window_stride=window_stride, window_pooling=window_pooling,
-                   max_windows=max_windows)
-    num_classes = model.num_classes
-    if kind == "regression":
-        if num_classes != 1:
-            raise ValueError(f"task 'regression' needs a BertClassifier with num_classes=1, "
-                             f"got num_classes={num_classes} (use task 'classifier')")
-        return RegressionTask(model, vocab_tokens, lower_case, seq_length, text_pair, **windows)
-    if kind == "classifier" and num_classes == 1:
-        raise ValueError("a BertClassifier with num_classes=1 is a regression model: "
-                         "use task 'regression'")
-    labels = _check_labels(labels, num_classes, kind)
-    if kind == "multi_label":
-        from bert_tf.serving.multi_label import MultiLabelTask
-        return MultiLabelTask(model, vocab_tokens, lower_case, seq_length, labels, text_pair,
-                              multi_label_threshold, **windows)
-    if kind == "classifier":
-        return ClassifierTask(model, vocab_tokens, lower_case, seq_length, labels, text_pair,
-                              **windows)
-    return TaggerTask(model, vocab_tokens, lower_case, seq_length, labels)
+    return spec.load("serving").build(model, vocab_tokens, lower_case, seq_length, options)
 
 
 def _names(classes):
-    classes = classes if isinstance(classes, tuple) else (classes,)
     return " or ".join(c.__name__ for c in classes)
 
 

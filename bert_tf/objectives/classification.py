@@ -12,10 +12,10 @@ accuracy, every label decided at probability 0.5.
 import tensorflow as tf
 
 from bert_tf.data.classification.pipeline import MODEL_KEYS
-from bert_tf.training.task import Task
+from bert_tf.objectives.base import Objective
 
 
-class ClassificationTask(Task):
+class ClassificationObjective(Objective):
     loss_terms = ("classification",)
 
     def __init__(self, is_regression=False, class_weights=None, multi_label=False):

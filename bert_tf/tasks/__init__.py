@@ -1,1 +1,0 @@
-"""Task definitions for the trainer: losses as (numerator, denominator) terms and metrics."""
