@@ -1,6 +1,6 @@
 """What bert_tf.predict (bert_tf.jobs.predict) is made of, for every fine-tuned task: rows
 from strings or an input file (`inputs`), a SavedModel exported by bert_tf or what a checkpoint
-holds (`loading`), and what each task returns per row (`tasks`). Names load on first use:
+holds (`loading`), and what each kind returns per row (`runners`). Names load on first use:
 importing the package does not import TensorFlow.
 """
 
