@@ -10,6 +10,7 @@ import dataclasses
 import logging
 import os
 
+from bert_tf import kinds
 from bert_tf.config import BertConfig
 from bert_tf.jobs.options import EXPORT_HELP, ModelOptions
 from bert_tf.kinds import SERVED, WINDOWED
@@ -85,7 +86,7 @@ class ExportOptions:
         if opts.task not in SERVED:
             raise ValueError(f"--task must be one of {', '.join(SERVED)} (or give --task_name), "
                              f"got {opts.task!r}")
-        if opts.task in ("classifier", "tagger", "multi_label") and not opts.labels:
+        if kinds.get(opts.task).labelled and not opts.labels:
             raise ValueError(f"--task={opts.task} needs --labels (comma-separated, in class-id "
                              "order) or --task_name")
         if opts.task == "multiple_choice" and (opts.num_choices or 0) < 2:
@@ -196,19 +197,18 @@ def _apply_task_name(opts):
 
 def build_model(opts):
     """The task model of opts (resolved), before its weights are loaded (fill_mask: see
-    load_model)."""
-    from bert_tf.model import (BertClassifier, BertEncoder, BertMultipleChoice,
-                               BertSpanLabeler, BertTokenClassifier)
+    load_model): the model class of its kind, with one unit per label (a regression: one)."""
+    from bert_tf.model import BertEncoder
+    kind = kinds.get(opts.task)
     encoder = BertEncoder(opts.config)
     if opts.task == "encoder":
         return encoder
-    if opts.task == "squad":
-        return BertSpanLabeler(encoder)
-    if opts.task == "tagger":
-        return BertTokenClassifier(encoder, len(opts.labels))
-    if opts.task == "multiple_choice":
-        return BertMultipleChoice(encoder)
-    return BertClassifier(encoder, 1 if opts.task == "regression" else len(opts.labels))
+    model_class = kind.load("model")
+    if opts.task == "regression":
+        return model_class(encoder, 1)
+    if kind.labelled:
+        return model_class(encoder, len(opts.labels))
+    return model_class(encoder)
 
 
 def load_model(opts):
