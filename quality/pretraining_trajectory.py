@@ -29,6 +29,9 @@ others, as information:
   python3 quality/pretraining_trajectory.py --side ours --optimizer adamw --work_dir /tmp/ptraj --records 'R*'
   python3 quality/pretraining_trajectory.py --side compare --work_dir /tmp/ptraj
 
+--float64 trains the HF side in float64 (hf64.npz; 60 steps are enough): `compare` then checks
+that bert_tf's float32 losses are no further from it than HF's float32 losses are.
+
 Differences from ../shared/bench/quality/hf_pretrain.py, named: it uses epsilon 1e-6 and a
 warm-up one step ahead ((s + 1) / 100 at step s, transformers' schedule s / 100). Results:
 quality/results/trajectory.md.
@@ -402,7 +405,7 @@ def compare(work_dir, results=None):
           and window_diff.max() <= WINDOW_TOLERANCE and diff[:, 3].max() <= LR_TOLERANCE
           and rounding_ok and noise_ok)
     print("MATCH" if ok else "MISMATCH")
-    summary = {"check": "pretraining", "steps": steps, "match": ok,
+    summary = {"check": "pretraining", "steps": steps, "match": bool(ok),
                "max_loss_diff": [float(diff[:, j].max()) for j in range(3)],
                "max_lr_diff": float(diff[:, 3].max()),
                "first_step_over": int(first_over[0]) + 1 if len(first_over) else None,
