@@ -17,7 +17,7 @@ clipping 1.0. Every random element is taken out:
             classifier_trajectory.py checks on this checkpoint);
   step:     bert_tf's BertSpanLabeler (pooler frozen, as run_squad does), SpanTask,
             create_optimizer(..., "adamw_torch") and the Trainer, against
-            BertForQuestionAnswering, torch.optim.AdamW (epsilon 1e-8, the same decay
+            BertForQuestionAnswering ([PAD] row trained, below), torch.optim.AdamW (epsilon 1e-8, the same decay
             exclusions), clip_grad_norm_ and get_linear_schedule_with_warmup.
 
 Each side records per step the loss and the learning rate the step applied; `compare` prints
@@ -26,16 +26,17 @@ questions the way ../shared/bench/quality/hf_squad.py does (its overlap 110) and
 windows and their [CLS] targets beside bert_tf's, as information:
 
   python3 quality/squad_trajectory.py --side ours --work_dir /tmp/straj
-  ~/bench-venv/bin/python quality/squad_trajectory.py --side hf --train_pad_row --work_dir /tmp/straj
+  ~/bench-venv/bin/python quality/squad_trajectory.py --side hf --work_dir /tmp/straj
   python3 quality/squad_trajectory.py --side compare --work_dir /tmp/straj
 
 One difference is in the models themselves: transformers' BertEmbeddings uses padding_idx=0, so
 the [PAD] word embedding never gets a gradient, while bert_tf (as google-research) trains it:
 the span loss is a softmax over every position, padding included, so the [PAD] row gets a
 gradient here (in pre-training and classification it gets none on either side). The HF side
-keeps transformers' behaviour by default, and the check parts from step 3 on (bert_tf's loss
-lower by 1e-3); --train_pad_row gives the HF side bert_tf's behaviour. --float64 trains the HF
-side in float64 (hf64.npz), to tell rounding from a real difference.
+trains it too (padding_idx cleared), so that the check compares like with like; with
+--freeze_pad_row it keeps transformers' behaviour and the check parts from step 3 on (bert_tf's
+loss lower by 1e-3). --float64 trains the HF side in float64 (hf64.npz), to tell rounding from a
+real difference.
 
 hf_squad.py itself differs in two more named ways: it decays LayerNorm and bias weights too, and
 draws its span head with transformers' initialisation. Results: quality/results/trajectory.md.
@@ -181,7 +182,7 @@ def run_hf(a, plan):
         model.qa_outputs.bias.zero_()
     if a.float64:
         model.double()
-    if a.train_pad_row:
+    if not a.freeze_pad_row:
         model.bert.embeddings.word_embeddings.padding_idx = None
     no_decay = lambda name: "bias" in name or "LayerNorm" in name
     groups = [{"params": [p for n, p in model.named_parameters() if not no_decay(n)],
@@ -271,9 +272,9 @@ def main():
     ap.add_argument("--float64", action="store_true",
                     help="HF side only: train in float64 (hf64.npz), the reference that measures "
                     "how far float32 rounding alone moves the losses")
-    ap.add_argument("--train_pad_row", action="store_true",
-                    help="HF side only: give the [PAD] word embedding its gradient, as bert_tf "
-                    "and google-research do (transformers' padding_idx=0 keeps it at 0)")
+    ap.add_argument("--freeze_pad_row", action="store_true",
+                    help="HF side only: keep transformers' padding_idx=0, under which the [PAD] "
+                    "word embedding gets no gradient (bert_tf and google-research train it)")
     ap.add_argument("--optimizer", default="adamw_torch",
                     help="bert_tf side only: adamw (google-research's) shows the check failing")
     ap.add_argument("--lr_decay_from", default="warmup_end", help="bert_tf side only")
