@@ -97,7 +97,8 @@ KINDS = _kinds(
          other_tool="predict_masked.py"),
     # Its objective and FinetuneTask (run_embedding.py) are still to come; its pooling has no
     # weights, so a checkpoint holds no head for it.
-    Kind("embedding", _MODEL + "BertEmbedder"),
+    Kind("embedding", _MODEL + "BertEmbedder", serving="bert_tf.serving.embedding:EmbeddingHead",
+         prediction="bert_tf.prediction.runners:EmbeddingRunner", windows=True),
 )
 
 # The kinds export_savedmodel.py exports (in --task's order), bert_tf.predict predicts with,
