@@ -324,7 +324,7 @@ class EmbeddingRunner(_TextRunner):
 
     @staticmethod
     def row_inputs(task, row):
-        _unused(row, ("text_pair", "question", "context", "choices"), task,
+        _unused(row, ("text_pair", "question", "context", "choices"), "text embedding",
                 "one text per row")
         if row.text is None:
             raise _missing(row, "text", "an embedding row needs a text")
