@@ -754,7 +754,8 @@ def test_window_flags_are_refused_where_they_do_not_apply(classifier, windowed_e
                            checkpoint=CheckpointSettings(labels=SST_LABELS, window_pooling="max",
                                                          max_windows=2)))
     with pytest.raises(InputError, match="--max_windows: for classifier, regression, "
-                                         "multi_label checkpoints .* not a tagger model"):
+                                         "multi_label, embedding checkpoints .* not a tagger "
+                                         "model"):
         run(PredictOptions(model=tagger["run_dir"], text=["a"], doc_stride=8,
                            checkpoint=CheckpointSettings(vocab_file=support.vocab_file(),
                                                          max_windows=2)))
