@@ -802,6 +802,6 @@ def test_export_options_window_rules(classifier, tmp_path):
     with pytest.raises(ValueError, match=r"^--doc_stride=100 is larger than the window of "
                                          r"--max_seq_length=64 \(62 WordPieces"):
         resolve(task="classifier", labels=SST_LABELS, doc_stride=100, max_seq_length=64)
-    with pytest.raises(ValueError, match="apply to tasks classifier, regression, multi_label "
-                                         r"\(with --doc_stride\), not tagger"):
+    with pytest.raises(ValueError, match="apply to tasks classifier, regression, multi_label, "
+                                         r"embedding \(with --doc_stride\), not tagger"):
         resolve(task="tagger", labels=["O"], window_pooling="max")
