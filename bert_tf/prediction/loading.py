@@ -71,12 +71,12 @@ class CheckpointSettings:
     max_answer_length: int = option(
         None, "SQuAD checkpoints: longest answer in WordPieces (default: the run's, else 30).")
     window_pooling: str = option(
-        None, "Classifier, regression and multi_label checkpoints with --doc_stride: how the "
-        "windows' logits combine (default: the run's run_classifier --window_pooling, else "
-        "mean).", choices=("mean", "max"))
+        None, "Classifier, regression, multi_label and embedding checkpoints with --doc_stride: "
+        "how the windows' logits (embeddings) combine (default: the run's run_classifier "
+        "--window_pooling, else mean).", choices=("mean", "max"))
     max_windows: int = option(
-        None, "Classifier, regression and multi_label checkpoints with --doc_stride: at most "
-        "this many windows per text, from its start (default: the run's, else 0: all).")
+        None, "Classifier, regression, multi_label and embedding checkpoints with --doc_stride: "
+        "at most this many windows per text, from its start (default: the run's, else 0: all).")
     pooling: str = option(
         None, "Embedding checkpoints: mean, cls, max or mean_sqrt_len pooling of the last "
         "layer's token vectors (default: the sentence-transformers folder's "

@@ -6,9 +6,9 @@ SavedModel tracks its tokenizer (vocabulary asset, id -> token table) and the mo
 make_head builds the head of a bert_tf.kinds kind from the kind's `serving` piece.
 
 Heads: classifier, regression, tagger, encoder here; squad, multiple_choice, multi_label,
-fill_mask and embedding in their own modules. All outputs are float32, int32, int64, bool or string; offsets
-are byte offsets into the UTF-8 request strings, [start, end), -1 where a position has no text
-([CLS], [SEP], padding).
+fill_mask and embedding in their own modules. All outputs are float32, int32, int64, bool or
+string; offsets are byte offsets into the UTF-8 request strings, [start, end), -1 where a
+position has no text ([CLS], [SEP], padding).
 """
 
 import dataclasses
