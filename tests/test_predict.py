@@ -754,7 +754,8 @@ def test_window_flags_are_refused_where_they_do_not_apply(classifier, windowed_e
                            checkpoint=CheckpointSettings(labels=SST_LABELS, window_pooling="max",
                                                          max_windows=2)))
     with pytest.raises(InputError, match="--max_windows: for classifier, regression, "
-                                         "multi_label checkpoints .* not a tagger model"):
+                                         "multi_label, embedding checkpoints .* not a tagger "
+                                         "model"):
         run(PredictOptions(model=tagger["run_dir"], text=["a"], doc_stride=8,
                            checkpoint=CheckpointSettings(vocab_file=support.vocab_file(),
                                                          max_windows=2)))
@@ -801,6 +802,6 @@ def test_export_options_window_rules(classifier, tmp_path):
     with pytest.raises(ValueError, match=r"^--doc_stride=100 is larger than the window of "
                                          r"--max_seq_length=64 \(62 WordPieces"):
         resolve(task="classifier", labels=SST_LABELS, doc_stride=100, max_seq_length=64)
-    with pytest.raises(ValueError, match="apply to tasks classifier, regression, multi_label "
-                                         r"\(with --doc_stride\), not tagger"):
+    with pytest.raises(ValueError, match="apply to tasks classifier, regression, multi_label, "
+                                         r"embedding \(with --doc_stride\), not tagger"):
         resolve(task="tagger", labels=["O"], window_pooling="max")

@@ -68,6 +68,8 @@ DOCUMENTED = {
                       {"pooled_output": (F, "(-1, 32)"), "sequence_output": (F, "(-1, -1, 32)")},
                       {"pooled_output": (F, "(-1, 32)"),
                        "sequence_output": (F, "(-1, 64, 32)")}),
+    "embedding": _three({"text_a": (S, "(-1)")}, {"embedding": (F, "(-1, 32)")},
+                        {"embedding": (F, "(-1, 32)")}),
     "multiple_choice": {
         "serving_default": {"inputs": {"context": (S, "(-1)"), "endings": (S, "(-1, 4)")},
                             "outputs": _CHOICE_OUT},
@@ -130,7 +132,7 @@ def test_saved_model_cli_lists_the_documented_signatures():
 
 
 @pytest.mark.parametrize("kind", ["classifier", "regression", "tagger", "encoder",
-                                  "multiple_choice", "fill_mask"])
+                                  "multiple_choice", "fill_mask", "embedding"])
 def test_every_task_has_the_documented_signatures(kind):
     """The table saved_model_cli prints, read from saved_model.pb directly."""
     _assert_documented(_from_proto(support.exported(kind)[1]), kind)

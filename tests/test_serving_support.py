@@ -49,8 +49,8 @@ def tiny_config(**overrides):
 def build_model(kind, seed=7):
     import keras
 
-    from bert_tf.model import (BertClassifier, BertEncoder, BertMultipleChoice, BertPretrainer,
-                               BertSpanLabeler, BertTokenClassifier)
+    from bert_tf.model import (BertClassifier, BertEmbedder, BertEncoder, BertMultipleChoice,
+                               BertPretrainer, BertSpanLabeler, BertTokenClassifier)
     keras.utils.set_random_seed(seed)
     encoder = BertEncoder(tiny_config())
     return {"classifier": lambda: BertClassifier(encoder, len(MRPC_LABELS)),
@@ -59,7 +59,8 @@ def build_model(kind, seed=7):
             "tagger": lambda: BertTokenClassifier(encoder, len(CONLL_LABELS)),
             "multiple_choice": lambda: BertMultipleChoice(encoder),
             "fill_mask": lambda: BertPretrainer(encoder),
-            "encoder": lambda: encoder}[kind]()
+            "encoder": lambda: encoder,
+            "embedding": lambda: BertEmbedder(encoder, "mean", normalize=True)}[kind]()
 
 
 EXPORT_ARGS = {
@@ -69,6 +70,7 @@ EXPORT_ARGS = {
                   max_answer_length=SQUAD_ANSWER, doc_stride=SQUAD_STRIDE),
     "tagger": dict(seq_length=SEQ, labels=CONLL_LABELS),
     "encoder": dict(seq_length=SEQ),
+    "embedding": dict(seq_length=SEQ),
     "multiple_choice": dict(seq_length=CHOICE_SEQ, num_choices=NUM_CHOICES),
     "fill_mask": dict(seq_length=FILL_SEQ, top_k=TOP_K),
 }
