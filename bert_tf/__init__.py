@@ -20,6 +20,7 @@ _EXPORTS = {
     "BertSpanLabeler": "bert_tf.model",
     "BertTokenClassifier": "bert_tf.model",
     "BertMultipleChoice": "bert_tf.model",
+    "BertEmbedder": "bert_tf.model",
     "load_encoder": "bert_tf.checkpoints",
 }
 

@@ -23,7 +23,7 @@ _MODEL = "bert_tf.model.task_models:"
 # The encoder head serves any model: it reads the model's encoder.
 _ALL_MODELS = ("bert_tf.model.encoder:BertEncoder",) + tuple(
     _MODEL + name for name in ("BertClassifier", "BertSpanLabeler", "BertTokenClassifier",
-                               "BertMultipleChoice", "BertPretrainer"))
+                               "BertMultipleChoice", "BertPretrainer", "BertEmbedder"))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,6 +95,9 @@ KINDS = _kinds(
     Kind("pretraining", _MODEL + "BertPretrainer",
          "bert_tf.objectives.pretraining:PretrainingObjective", head_layer="mlm_head",
          other_tool="predict_masked.py"),
+    # Its objective and FinetuneTask (run_embedding.py) are still to come; its pooling has no
+    # weights, so a checkpoint holds no head for it.
+    Kind("embedding", _MODEL + "BertEmbedder"),
 )
 
 # The kinds export_savedmodel.py exports (in --task's order), bert_tf.predict predicts with,

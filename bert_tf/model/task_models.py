@@ -9,6 +9,7 @@ from keras import ops
 from bert_tf.config import BertConfig
 from bert_tf.model.encoder import BertEncoder
 from bert_tf.model.heads import DenseHead, MaskedLMHead
+from bert_tf.model.sentence_pooling import SentencePooling, l2_normalize
 
 
 class _TaskModel(keras.Model):
@@ -174,5 +175,50 @@ class BertMultipleChoice(_TaskModel):
         return {"dropout_rate": self.dropout_rate}
 
 
+@keras.saving.register_keras_serializable(package="bert_tf")
+class BertEmbedder(_TaskModel):
+    """A sentence embedding: the encoder's last-layer token vectors pooled by SentencePooling
+    (the input mask's tokens). Output: `embedding` [B, H] float32.
+
+    Long texts: with inputs holding int32 `window_example` [N] (the windows of
+    bert_tf.tokenization.windows), a text's embedding is the mean of its windows' embeddings
+    (normalised again when `normalize`), B = max(window_example) + 1.
+
+    Args:
+      encoder: the BertEncoder whose sequence output is pooled.
+      pooling: one of bert_tf.model.sentence_pooling.MODES.
+      normalize: L2-normalise the embeddings (sentence-transformers' Normalize module).
+    """
+
+    def __init__(self, encoder: BertEncoder, pooling: str = "mean", normalize: bool = False,
+                 **kwargs) -> None:
+        kwargs.setdefault("name", "bert_embedder")
+        super().__init__(encoder, **kwargs)
+        self.pooling = SentencePooling(pooling, normalize, dtype=encoder.dtype_policy,
+                                       name="pooling")
+        self.built = True
+
+    @property
+    def pooling_mode(self) -> str:
+        return self.pooling.mode
+
+    @property
+    def normalize(self) -> bool:
+        return self.pooling.normalize
+
+    def call(self, inputs: Mapping[str, Any], training: bool | None = None) -> dict[str, Any]:
+        sequence = self.encoder(inputs, training=training)["sequence_output"]
+        embedding = self.pooling(sequence, inputs.get("input_mask"))
+        if "window_example" in inputs:
+            from bert_tf.model.window_pooling import combine_windows
+            embedding = combine_windows(embedding, inputs["window_example"])
+            if self.normalize:
+                embedding = l2_normalize(embedding)
+        return {"embedding": embedding}
+
+    def _task_config(self):
+        return {"pooling": self.pooling_mode, "normalize": self.normalize}
+
+
 __all__ = ["BertEncoder", "BertPretrainer", "BertClassifier", "BertSpanLabeler",
-           "BertTokenClassifier", "BertMultipleChoice"]
+           "BertTokenClassifier", "BertMultipleChoice", "BertEmbedder"]

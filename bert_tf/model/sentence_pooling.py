@@ -1,0 +1,63 @@
+"""SentencePooling: a sentence's embedding from its token vectors, as sentence-transformers'
+Pooling (and Normalize) modules compute it, so a sentence-transformers model gives the same
+embeddings here."""
+
+import keras
+from keras import ops
+
+# cls: the first token's vector; mean / max: over the tokens the mask keeps; mean_sqrt_len: the
+# tokens' sum divided by the square root of their count.
+MODES = ("mean", "cls", "max", "mean_sqrt_len")
+
+
+def check_mode(mode):
+    """`mode`, or ValueError naming the modes."""
+    if mode not in MODES:
+        raise ValueError(f"sentence pooling must be one of {', '.join(MODES)}, got {mode!r}")
+    return mode
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class SentencePooling(keras.layers.Layer):
+    """Pools [B, S, H] token vectors with an int/bool [B, S] input_mask (1 = token) into [B, H]
+    float32 (computed in float32 whatever the layer's dtype policy), optionally divided by its
+    L2 norm.
+
+    Args:
+      mode: one of MODES.
+      normalize: divide each embedding by its L2 norm (at least 1e-12).
+    """
+
+    def __init__(self, mode: str = "mean", normalize: bool = False, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.mode = check_mode(mode)
+        self.normalize = bool(normalize)
+
+    def call(self, sequence_output, input_mask=None):
+        x = ops.cast(sequence_output, "float32")
+        if input_mask is None:
+            input_mask = ops.ones(ops.shape(x)[:2], "float32")
+        keep = ops.expand_dims(ops.cast(input_mask, "float32"), -1)                # [B, S, 1]
+        if self.mode == "cls":
+            pooled = x[:, 0, :]
+        elif self.mode == "max":
+            pooled = ops.max(ops.where(keep > 0, x, -1e9), axis=1)
+        else:
+            count = ops.maximum(ops.sum(keep, axis=1), 1e-9)                  # [B, 1]
+            total = ops.sum(x * keep, axis=1)
+            pooled = total / (count if self.mode == "mean" else ops.sqrt(count))
+        return l2_normalize(pooled) if self.normalize else pooled
+
+    def compute_output_shape(self, input_shape):
+        return (input_shape[0], input_shape[2])
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(mode=self.mode, normalize=self.normalize)
+        return config
+
+
+def l2_normalize(x):
+    """x [..., H] divided by its L2 norm along the last axis, at least 1e-12."""
+    norm = ops.sqrt(ops.sum(ops.square(x), axis=-1, keepdims=True))
+    return x / ops.maximum(norm, 1e-12)
