@@ -49,7 +49,7 @@ def test_hard_negatives_join_the_candidates():
     a, p, n = (RNG.normal(size=(3, 8)) for _ in range(3))
     logits = 5.0 * unit(a) @ np.concatenate([unit(p), unit(n)]).T    # [3, 6]
     expected = cross_entropy(logits, np.arange(3)).mean()
-    loss = mean_loss(InBatchNegativesObjective(scale=5.0, hard_negatives=True),
+    loss = mean_loss(InBatchNegativesObjective(scale=5.0),
                      np.concatenate([a, p, n]),
                      column_features(("anchor", "positive", "negative"), 3))
     assert loss == pytest.approx(expected, rel=1e-5)
@@ -68,7 +68,8 @@ def test_in_batch_accuracy_counts_anchors_whose_best_candidate_is_their_positive
     a = np.array([[1.0, 0.0], [0.0, 1.0]])
     p = np.array([[1.0, 0.0], [0.9, -0.1]])      # anchor 1's best candidate is positive 0
     outputs = {"embedding": tf.constant(np.concatenate([a, p]), tf.float32)}
-    total, count = InBatchNegativesObjective().metrics(outputs, {})["in_batch_accuracy"]
+    features = column_features(("anchor", "positive"), 2)
+    total, count = InBatchNegativesObjective().metrics(outputs, features)["in_batch_accuracy"]
     assert (float(total), float(count)) == (1.0, 2.0)
 
 

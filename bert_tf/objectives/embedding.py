@@ -7,7 +7,7 @@ columns into one batch so the model embeds every text in one call, and the loss 
 prediction) goes to the model as it is.
 
 InBatchNegativesObjective is sentence-transformers' MultipleNegativesRankingLoss: each anchor's
-cosine similarities to every positive of the batch (and every hard negative, when the data has
+cosine similarities to every positive of the batch (and every hard negative, when the batch has
 a negative column), times `scale`, are the logits of a softmax cross-entropy whose target is the
 anchor's own positive. `symmetric` averages it with the positive -> anchor direction (each
 positive against every anchor), as MultipleNegativesSymmetricRankingLoss.
@@ -27,7 +27,6 @@ import tensorflow as tf
 from bert_tf.objectives.base import Objective
 
 MODEL_KEYS = ("input_ids", "input_mask", "segment_ids")
-PAIR_COLUMNS = ("anchor", "positive")
 TRIPLET_COLUMNS = ("anchor", "positive", "negative")
 SCORED_COLUMNS = ("text_a", "text_b")
 SCORE = "score"
@@ -45,17 +44,24 @@ def _normalized(embeddings):
 class _ColumnsObjective(Objective):
     """Embeds every text column of a batch in one model call."""
 
-    columns = ()
+    columns = ()                 # the text columns, in order; the last ones may be optional
+
+    def batch_columns(self, features):
+        """The columns this batch has (`columns` up to the first one it lacks)."""
+        present = [c for c in self.columns if f"{c}_input_ids" in features]
+        return tuple(self.columns[:len(present)])
 
     def model_inputs(self, features):
         if "input_ids" in features:                      # single texts
             return {key: features[key] for key in MODEL_KEYS}
-        return {key: tf.concat([features[f"{column}_{key}"] for column in self.columns], 0)
+        columns = self.batch_columns(features)
+        return {key: tf.concat([features[f"{column}_{key}"] for column in columns], 0)
                 for key in MODEL_KEYS}
 
-    def column_embeddings(self, outputs):
-        """The normalised [batch, hidden] embeddings of each column, in `columns` order."""
-        return tf.split(_normalized(outputs["embedding"]), len(self.columns), axis=0)
+    def column_embeddings(self, outputs, features):
+        """The normalised [batch, hidden] embeddings of each column of the batch, in order."""
+        return tf.split(_normalized(outputs["embedding"]), len(self.batch_columns(features)),
+                        axis=0)
 
     def denominators(self, features):
         rows = tf.shape(features[f"{self.columns[0]}_input_ids"])[0]
@@ -69,12 +75,13 @@ class InBatchNegativesObjective(_ColumnsObjective):
     metric_names = ("in_batch_accuracy",)
     loss_terms = ("in_batch_negatives",)
 
-    def __init__(self, scale=20.0, symmetric=False, hard_negatives=False):
+    columns = TRIPLET_COLUMNS    # the negative column when the data has one
+
+    def __init__(self, scale=20.0, symmetric=False):
         if scale <= 0:
             raise ValueError(f"the similarity scale must be > 0, got {scale}")
         self.scale = float(scale)
         self.symmetric = bool(symmetric)
-        self.columns = TRIPLET_COLUMNS if hard_negatives else PAIR_COLUMNS
 
     @staticmethod
     def check_accumulation(gradient_accumulation_steps):
@@ -86,17 +93,17 @@ class InBatchNegativesObjective(_ColumnsObjective):
                 f"={gradient_accumulation_steps} would score each anchor against its "
                 "micro-batch only (a different loss); lower --train_batch_size instead")
 
-    def _logits(self, outputs):
+    def _logits(self, outputs, features):
         """[rows, candidates] scaled cosines of anchors to positives (+ negatives), and the
         [rows, rows] ones of positives to anchors."""
-        anchors, positives, *negatives = self.column_embeddings(outputs)
+        anchors, positives, *negatives = self.column_embeddings(outputs, features)
         candidates = tf.concat([positives] + negatives, 0)
         forward = self.scale * tf.matmul(anchors, candidates, transpose_b=True)
         backward = self.scale * tf.matmul(positives, anchors, transpose_b=True)
         return forward, backward
 
     def numerators(self, outputs, features):
-        forward, backward = self._logits(outputs)
+        forward, backward = self._logits(outputs, features)
         targets = tf.range(tf.shape(forward)[0])
         loss = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=targets, logits=forward)
         if self.symmetric:
@@ -105,7 +112,7 @@ class InBatchNegativesObjective(_ColumnsObjective):
         return {"in_batch_negatives": tf.reduce_sum(loss)}
 
     def metrics(self, outputs, features):
-        forward, _ = self._logits(outputs)
+        forward, _ = self._logits(outputs, features)
         rows = tf.shape(forward)[0]
         correct = tf.equal(tf.argmax(forward, axis=-1, output_type=tf.int32), tf.range(rows))
         return {"in_batch_accuracy": (tf.reduce_sum(tf.cast(correct, tf.float32)),
@@ -120,7 +127,7 @@ class CosineSimilarityObjective(_ColumnsObjective):
     columns = SCORED_COLUMNS
 
     def numerators(self, outputs, features):
-        a, b = self.column_embeddings(outputs)
+        a, b = self.column_embeddings(outputs, features)
         cosine = tf.reduce_sum(a * b, axis=-1)
         error = cosine - tf.cast(features[SCORE], tf.float32)
         return {"cosine_similarity": tf.reduce_sum(tf.square(error))}

@@ -45,9 +45,10 @@ def file_format(path):
                      f"(JSON lines)")
 
 
-def read_rows(path, layout):
-    """{column: [values]} of the file's rows in order (texts as str, numeric columns as float);
-    an optional column the file lacks is absent."""
+def read_rows(path, layout, score_range=None):
+    """{column: [values]} of the file's rows in order (texts as str, numeric columns as float,
+    within `score_range` (low, high) when given); an optional column the file lacks is
+    absent."""
     fmt = file_format(path)
     records = iter_records(path, fmt)
     fields = None                                      # tsv/csv: {column: field index}
@@ -70,7 +71,8 @@ def read_rows(path, layout):
             table = {column: [] for column in layout.columns() if column in row}
             first_line = line
         for column in table:
-            table[column].append(_value(path, line, row, column, layout, first_line))
+            table[column].append(_value(path, line, row, column, layout, first_line,
+                                        score_range))
     if table is None:
         raise DataFormatError(path, 1, f"no rows ({layout.name}: columns "
                               f"{', '.join(layout.required)})")
@@ -104,7 +106,7 @@ def _header_fields(path, records, layout):
     raise DataFormatError(path, 1, "empty file: expected a header line")
 
 
-def _value(path, line, row, column, layout, first_line):
+def _value(path, line, row, column, layout, first_line, score_range):
     value = row.get(column)
     if value is None:
         why = (f"has no {column!r} (line {first_line} has one: every row or none)"
@@ -112,9 +114,13 @@ def _value(path, line, row, column, layout, first_line):
         raise DataFormatError(path, line, why)
     if column in layout.numeric:
         try:
-            return float(value)
+            number = float(value)
         except (TypeError, ValueError):
             raise DataFormatError(path, line, f"{column} {value!r} is not a number") from None
+        if score_range and not score_range[0] <= number <= score_range[1]:
+            raise DataFormatError(path, line, f"{column} {number} is outside "
+                                  f"[{score_range[0]}, {score_range[1]}]")
+        return number
     if not isinstance(value, str):
         raise DataFormatError(path, line, f"{column} must be a string, got "
                               f"{type(value).__name__}")
