@@ -99,7 +99,8 @@ KINDS = _kinds(
     # has no weights, so a checkpoint holds no head for it.
     Kind("embedding", _MODEL + "BertEmbedder",
          "bert_tf.objectives.embedding:InBatchNegativesObjective",
-         "bert_tf.jobs.embedding:EmbeddingTask"),
+         "bert_tf.jobs.embedding:EmbeddingTask", "bert_tf.serving.embedding:EmbeddingHead",
+         "bert_tf.prediction.runners:EmbeddingRunner", windows=True),
 )
 
 # The kinds export_savedmodel.py exports (in --task's order), bert_tf.predict predicts with,

@@ -24,8 +24,8 @@ def test_every_piece_of_a_kind_is_importable_and_knows_its_kind(name):
 
 def test_export_savedmodel_keeps_its_task_choices_in_order():
     assert kinds.SERVED == ("classifier", "regression", "squad", "tagger", "encoder",
-                            "multiple_choice", "fill_mask", "multi_label")
-    assert kinds.WINDOWED == ("classifier", "regression", "multi_label")
+                            "multiple_choice", "fill_mask", "multi_label", "embedding")
+    assert kinds.WINDOWED == ("classifier", "regression", "multi_label", "embedding")
 
 
 def test_an_unknown_kind_is_named_with_the_known_ones():

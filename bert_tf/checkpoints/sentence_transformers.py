@@ -9,6 +9,11 @@ import os
 
 MODULES_FILE = "modules.json"
 
+# The poolings bert_tf computes (bert_tf.model.sentence_pooling): cls: the first token's
+# vector; mean / max: over the tokens the mask keeps; mean_sqrt_len: the tokens' sum divided by
+# the square root of their count.
+MODES = ("mean", "cls", "max", "mean_sqrt_len")
+
 # pooling_mode_* fields of a Pooling module's config.json -> bert_tf.model.sentence_pooling mode
 _MODES = {"pooling_mode_cls_token": "cls", "pooling_mode_mean_tokens": "mean",
           "pooling_mode_max_tokens": "max", "pooling_mode_mean_sqrt_len_tokens": "mean_sqrt_len"}

@@ -41,9 +41,12 @@ def resolve_checkpoint(path, task, settings):
             raise InputError(f"{where}: cannot tell its task (its config.json names no "
                              f"BertFor... architecture): give --task (one of "
                              f"{', '.join(kinds.PREDICTED)})")
+        if found == "encoder" and _sentence_transformers(location if fmt == "hf" else path):
+            found = "embedding"
         if found == "encoder":
             raise InputError(f"{where} holds no task head, only an encoder: give --task if it "
-                             f"is a fine-tuned model after all; for embeddings use "
+                             f"is a fine-tuned model after all (--task=embedding for "
+                             f"sentence embeddings); for per-token vectors use "
                              f"extract_features.py")
         check_predictable(found, where)
         task = found
@@ -108,8 +111,16 @@ def resolve_checkpoint(path, task, settings):
         max_answer_length=(30 if settings.max_answer_length is None
                            else settings.max_answer_length),
         window_pooling=settings.window_pooling or "mean", max_windows=settings.max_windows or 0,
-        multi_label_threshold=settings.multi_label_threshold, warmup=False)
+        multi_label_threshold=settings.multi_label_threshold, pooling=settings.pooling,
+        normalize=settings.normalize, warmup=False)
     return opts
+
+
+def _sentence_transformers(location):
+    """Whether `location` (a folder, or a file in one) is a sentence-transformers model."""
+    from bert_tf.checkpoints.sentence_transformers import MODULES_FILE
+    folder = location if os.path.isdir(location) else os.path.dirname(location)
+    return os.path.isfile(os.path.join(folder, MODULES_FILE))
 
 
 def _multi_label_run(path):

@@ -13,6 +13,7 @@ import os
 from bert_tf.config import BertConfig
 from bert_tf.jobs.options import EXPORT_HELP, ModelOptions
 from bert_tf.kinds import SERVED, WINDOWED
+from bert_tf.checkpoints.sentence_transformers import MODES
 from bert_tf.options import option, option_like
 
 logger = logging.getLogger("bert_tf")
@@ -47,16 +48,25 @@ class ExportOptions:
     max_answer_length: int = option(30, "SQuAD: longest answer, in WordPieces.")
     doc_stride: int = option(
         None, "SQuAD: distance between the starts of a long context's windows (default 128). "
-        "Classifier, regression, multi_label: read a long first text in windows of "
+        "Classifier, regression, multi_label, embedding: read a long first text in windows of "
         "--max_seq_length whose starts are this many WordPieces apart and combine their logits "
-        "(--window_pooling), as run_classifier --doc_stride (default: truncate).")
+        "(embedding: their embeddings) (--window_pooling), as run_classifier --doc_stride "
+        "(default: truncate).")
     window_pooling: str = option(
-        "mean", "With --doc_stride (classifier, regression, multi_label): how the windows' "
-        "logits combine.", choices=("mean", "max"))
+        "mean", "With --doc_stride (classifier, regression, multi_label, embedding): how the "
+        "windows' logits (embeddings) combine.", choices=("mean", "max"))
     max_windows: int = option(
-        0, "With --doc_stride (classifier, regression, multi_label): at most this many windows "
-        "per text, from its start (0: all).")
+        0, "With --doc_stride (classifier, regression, multi_label, embedding): at most this "
+        "many windows per text, from its start (0: all).")
     num_choices: int = option(4, "multiple_choice: endings per request row (SWAG: 4).")
+    pooling: str = option(
+        None, "embedding: how the last layer's token vectors become the text's embedding: mean "
+        "or max over its tokens, cls (the first token's), mean_sqrt_len (their sum over the "
+        "square root of their count) (default: the sentence-transformers folder's "
+        "1_Pooling/config.json, else mean).", choices=MODES)
+    normalize: bool = option(
+        None, "embedding: L2-normalise the embeddings (default: whether the "
+        "sentence-transformers folder's modules.json lists a Normalize module, else no).")
     top_k: int = option(5, "fill_mask: predictions per [MASK].")
     include_special_tokens: bool = option(
         False, "fill_mask: also rank [PAD], [CLS], [SEP], [MASK], [UNK] and [unusedN].")
@@ -105,6 +115,7 @@ class ExportOptions:
             raise ValueError(f"--window_pooling and --max_windows apply to tasks "
                              f"{', '.join(WINDOWED)} (with --doc_stride), not {opts.task}")
         opts.text_pair = bool(opts.text_pair)
+        _resolve_pooling(opts)
         if opts.multi_label_threshold is not None:
             if opts.task != "multi_label":
                 raise ValueError(f"--multi_label_threshold applies to --task=multi_label, not "
@@ -171,6 +182,24 @@ def _check_windows(opts):
                          opts.max_seq_length, given)
 
 
+def _resolve_pooling(opts):
+    """An embedding export's --pooling and --normalize: as given, else the
+    sentence-transformers folder's (bert_tf.checkpoints.sentence_transformers)."""
+    if opts.task != "embedding":
+        given = [f"--{name}" for name in ("pooling", "normalize")
+                 if getattr(opts, name) is not None]
+        if given:
+            raise ValueError(f"{', '.join(given)}: for --task=embedding, not {opts.task}")
+        return
+    from bert_tf.checkpoints.sentence_transformers import resolve_pooling
+    path = opts.init_checkpoint
+    pooling = resolve_pooling(path if os.path.isdir(path) else os.path.dirname(path),
+                              opts.pooling, opts.normalize)
+    opts.pooling, opts.normalize = pooling.mode, pooling.normalize
+    logger.info("embedding: %s pooling%s", pooling.mode,
+                ", L2-normalised" if pooling.normalize else "")
+
+
 def task_of_name(task_name):
     """The serving task of a GLUE/XNLI task name: regression or classifier (ValueError for an
     unknown name)."""
@@ -197,11 +226,13 @@ def _apply_task_name(opts):
 def build_model(opts):
     """The task model of opts (resolved), before its weights are loaded (fill_mask: see
     load_model)."""
-    from bert_tf.model import (BertClassifier, BertEncoder, BertMultipleChoice,
+    from bert_tf.model import (BertClassifier, BertEmbedder, BertEncoder, BertMultipleChoice,
                                BertSpanLabeler, BertTokenClassifier)
     encoder = BertEncoder(opts.config)
     if opts.task == "encoder":
         return encoder
+    if opts.task == "embedding":
+        return BertEmbedder(encoder, opts.pooling, opts.normalize)
     if opts.task == "squad":
         return BertSpanLabeler(encoder)
     if opts.task == "tagger":
@@ -219,14 +250,15 @@ def load_model(opts):
         from bert_tf.jobs.fill_mask import load_masked_lm
         return load_masked_lm(opts.config, opts.init_checkpoint)   # the NSP head is optional
     model = build_model(opts)
-    report = load_weights(model, opts.init_checkpoint, require_heads=opts.task != "encoder")
+    report = load_weights(model, opts.init_checkpoint,
+                          require_heads=opts.task not in ("encoder", "embedding"))
     logger.info("init_checkpoint: %s", report.summary())
     return model
 
 
 def window_options(opts):
     """make_head's / export()'s window arguments of opts (resolved): none but for a
-    classifier, regression or multi_label task read in windows."""
+    classifier, regression, multi_label or embedding task read in windows."""
     if opts.task not in WINDOWED or not opts.doc_stride:
         return {}
     return dict(window_stride=opts.doc_stride, window_pooling=opts.window_pooling,

@@ -57,8 +57,9 @@ class PredictOptions:
     doc_stride: int = option(
         None, "Distance in WordPieces between the starts of a long text's windows. NER: windows "
         "of whole words (default 64, as run_ner). SQuAD checkpoints: a long context's windows "
-        "(default 128). Classifier, regression and multi_label checkpoints: read the first text "
-        "in windows and combine their logits (--window_pooling), as run_classifier --doc_stride "
+        "(default 128). Classifier, regression, multi_label and embedding checkpoints: read the "
+        "first text in windows and combine their logits (embeddings) (--window_pooling), as "
+        "run_classifier --doc_stride "
         "(default: the run's, else truncate). Checkpoints default to the run's value in the "
         "run_options.json beside them. A SavedModel fixed it at export (except NER's).")
     version_2_with_negative: bool = option(

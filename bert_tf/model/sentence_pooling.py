@@ -5,9 +5,7 @@ embeddings here."""
 import keras
 from keras import ops
 
-# cls: the first token's vector; mean / max: over the tokens the mask keeps; mean_sqrt_len: the
-# tokens' sum divided by the square root of their count.
-MODES = ("mean", "cls", "max", "mean_sqrt_len")
+from bert_tf.checkpoints.sentence_transformers import MODES
 
 
 def check_mode(mode):

@@ -27,6 +27,7 @@ import logging
 import os
 
 from bert_tf import fileio, kinds, names
+from bert_tf.checkpoints.sentence_transformers import MODES
 from bert_tf.names import EXPORT_INFO
 from bert_tf.options import option
 from bert_tf.prediction.inputs import InputError
@@ -76,6 +77,13 @@ class CheckpointSettings:
     max_windows: int = option(
         None, "Classifier, regression and multi_label checkpoints with --doc_stride: at most "
         "this many windows per text, from its start (default: the run's, else 0: all).")
+    pooling: str = option(
+        None, "Embedding checkpoints: mean, cls, max or mean_sqrt_len pooling of the last "
+        "layer's token vectors (default: the sentence-transformers folder's "
+        "1_Pooling/config.json, else mean).", choices=MODES)
+    normalize: bool = option(
+        None, "Embedding checkpoints: L2-normalise the embeddings (default: whether the "
+        "sentence-transformers folder's modules.json lists a Normalize module, else no).")
     multi_label_threshold: float = option(
         None, "multi_label checkpoints: a label is selected when its probability is >= this "
         "(default: the threshold in the eval_results.txt beside the checkpoint, as "

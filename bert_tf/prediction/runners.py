@@ -14,6 +14,7 @@ the serving signatures, and the JSON object written for each row.
                    end_word) read from the tags with conlleval's rules, start/end their
                    character offsets in the text (serve_features on run_ner's windows)
   multiple_choice  {"choice", "choice_text", "probabilities": [p per choice]} (serving_default)
+  embedding        {"embedding": [H floats]} (serving_default)
 
 The tagger runs on run_ner's features rather than on serving_default: each word is
 tokenized on its own and labelled by its first WordPiece, and a text longer than the model's
@@ -21,10 +22,11 @@ sequence length is read in overlapping windows of whole words (each word predict
 window where it has the most context), so every word gets a tag and the tags are the ones
 run_ner --do_predict would write.
 
-Classifier, regression and multi_label models read a long text in windows when the
+Classifier, regression, multi_label and embedding models read a long text in windows when the
 SavedModel was exported with them, or the checkpoint is given --doc_stride: serving_default
 then cuts the first text into windows and combines their logits (bert_tf.serving.heads), as
-run_classifier --doc_stride does; nothing changes here.
+run_classifier --doc_stride does (an embedding model averages its windows' embeddings);
+nothing changes here.
 """
 
 import re
@@ -315,3 +317,18 @@ class TaggerRunner(_Runner):
                             "entities": word_entities([w for w, _, _ in ws], tags, text,
                                                       [(s, e) for _, s, e in ws])})
         return results
+
+
+class EmbeddingRunner(_TextRunner):
+    """One sentence embedding per text."""
+
+    @staticmethod
+    def row_inputs(task, row):
+        _unused(row, ("text_pair", "question", "context", "choices"), task,
+                "one text per row")
+        if row.text is None:
+            raise _missing(row, "text", "an embedding row needs a text")
+        return row.text, None
+
+    def predict(self, batch):
+        return [{"embedding": _floats(vector)} for vector in self._call(batch)["embedding"]]

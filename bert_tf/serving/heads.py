@@ -5,8 +5,8 @@ FullTokenizer's) and model outputs into the outputs clients read. It is a tf.Mod
 SavedModel tracks its tokenizer (vocabulary asset, id -> token table) and the model.
 make_head builds the head of a bert_tf.kinds kind from the kind's `serving` piece.
 
-Heads: classifier, regression, tagger, encoder here; squad, multiple_choice, multi_label and
-fill_mask in their own modules. All outputs are float32, int32, int64, bool or string; offsets
+Heads: classifier, regression, tagger, encoder here; squad, multiple_choice, multi_label,
+fill_mask and embedding in their own modules. All outputs are float32, int32, int64, bool or string; offsets
 are byte offsets into the UTF-8 request strings, [start, end), -1 where a position has no text
 ([CLS], [SEP], padding).
 """
@@ -155,8 +155,10 @@ class _TextHead(ServingHead):
 
 class _WindowedTextHead(_TextHead):
     """A text head whose raw-text signature can read long first texts in windows
-    (bert_tf.tokenization.windows) and combine the window logits per row (mean or max), as
-    run_classifier --doc_stride does; serve_features takes one row per example."""
+    (bert_tf.tokenization.windows) and combine the windows' `windowed_output` per row (mean or
+    max), as run_classifier --doc_stride does; serve_features takes one row per example."""
+
+    windowed_output = "logits"
 
     def __init__(self, model, vocab_tokens, lower_case, seq_length, text_pair=False,
                  window_stride=0, window_pooling="mean", max_windows=0):
@@ -178,9 +180,10 @@ class _WindowedTextHead(_TextHead):
     def text_outputs(self, predictions, features, extras, texts):
         if self.window_stride:
             from bert_tf.model.window_pooling import combine_windows
-            predictions = dict(predictions, logits=combine_windows(
-                predictions["logits"], extras["window_example"], extras["num_examples"],
-                self.window_pooling))
+            key = self.windowed_output
+            predictions = dict(predictions, **{key: combine_windows(
+                predictions[key], extras["window_example"], extras["num_examples"],
+                self.window_pooling)})
         return self.outputs(predictions, features)
 
     def info(self):
