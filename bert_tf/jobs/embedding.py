@@ -28,6 +28,7 @@ import logging
 import os
 
 from bert_tf import fileio
+from bert_tf.checkpoints.sentence_transformers import MODES
 from bert_tf.jobs.driver import Evaluation, FinetuneTask, TrainingData, run_task
 from bert_tf.jobs.finetune import FileFinetuneOptions, predict_logits
 from bert_tf.jobs.options import TrainingOptions
@@ -37,7 +38,6 @@ logger = logging.getLogger("bert_tf")
 
 LOSSES = ("mnrl", "cosine")
 EVAL_TYPES = ("retrieval", "sts")
-POOLINGS = ("mean", "cls", "max", "mean_sqrt_len")
 DEFAULT_METRICS = {"retrieval": "mrr_at_10", "sts": "spearman"}
 
 
@@ -67,7 +67,7 @@ class EmbeddingOptions(FileFinetuneOptions):
                             "with --loss=cosine).", choices=EVAL_TYPES)
     pooling: str = option(None, "How token vectors become the embedding (default: the "
                           "sentence-transformers --init_checkpoint folder's, else mean).",
-                          choices=POOLINGS)
+                          choices=MODES)
     normalize: bool = option(None, "L2-normalise the embedding (default: as the "
                              "sentence-transformers --init_checkpoint folder says, else no).")
     train_batch_size: int = option(32, "Total batch size for training: with --loss=mnrl, "
@@ -94,6 +94,16 @@ class EmbeddingOptions(FileFinetuneOptions):
             raise ValueError("--scale and --max_score must be > 0")
         if self.max_train_examples < 0 or self.max_eval_examples < 0:
             raise ValueError("--max_train_examples and --max_eval_examples must be >= 0")
+
+    def validate_model(self):
+        """ModelOptions' checks; --pooling and --normalize resolved (the values run_options.json
+        records)."""
+        super().validate_model()
+        from bert_tf.checkpoints.sentence_transformers import resolve_pooling
+        folder = self.init_checkpoint if self.init_checkpoint and os.path.isdir(
+            self.init_checkpoint) else None
+        pooling = resolve_pooling(folder, self.pooling, self.normalize)
+        self.pooling, self.normalize = pooling.mode, pooling.normalize
 
     def validate_training(self):
         super().validate_training()
@@ -140,13 +150,13 @@ def read_scored_pairs(path, limit=0):
 
 
 def build_model(opts):
-    from bert_tf.checkpoints.sentence_transformers import resolve_pooling
+    """The BertEmbedder of opts (validated: pooling resolved). The encoder's pooler is no part
+    of the embedding: it is not trained (it stays in checkpoints as loaded)."""
     from bert_tf.model import BertEmbedder, BertEncoder
-    folder = opts.init_checkpoint if opts.init_checkpoint and os.path.isdir(
-        opts.init_checkpoint) else None
-    pooling = resolve_pooling(folder, opts.pooling, opts.normalize)
-    return BertEmbedder(BertEncoder(opts.config), pooling=pooling.mode,
-                        normalize=pooling.normalize)
+    model = BertEmbedder(BertEncoder(opts.config), pooling=opts.pooling,
+                         normalize=opts.normalize)
+    model.encoder.pooler.trainable = False
+    return model
 
 
 class EmbeddingTask(FinetuneTask):
