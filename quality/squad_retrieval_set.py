@@ -6,6 +6,7 @@ shared SQuAD v1.1 subsets: questions -> paragraphs of the training subset for ru
   python quality/squad_retrieval_set.py /tmp/squad_retrieval
 """
 
+import argparse
 import os
 import sys
 
@@ -16,9 +17,20 @@ from bert_tf.data.embedding import write_squad_retrieval  # noqa: E402
 SQUAD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data",
                      "squad")
 
-if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    counts = write_squad_retrieval(os.path.join(SQUAD, "train-v1.1.first44articles.json"),
-                                   os.path.join(SQUAD, "dev-v1.1.half-a.json"), sys.argv[1])
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("output_dir", help="where train.jsonl, dev.jsonl and dev_corpus.jsonl go")
+    parser.add_argument("--squad_dir", default=SQUAD, help="the shared SQuAD subsets' folder")
+    parser.add_argument("--max_articles", type=int, default=0,
+                        help="only the first N articles of each file (0: all)")
+    args = parser.parse_args()
+    counts = write_squad_retrieval(
+        os.path.join(args.squad_dir, "train-v1.1.first44articles.json"),
+        os.path.join(args.squad_dir, "dev-v1.1.half-a.json"), args.output_dir,
+        args.max_articles)
     print(", ".join(f"{name}: {n} rows" for name, n in counts.items()))
+
+
+if __name__ == "__main__":
+    main()
