@@ -141,7 +141,8 @@ def st_run(args, data, seed, train):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    ap.add_argument("--seeds", type=int, nargs="*", default=[1, 2, 3],
+                    help="fine-tuning runs per side (none: with --zero_shot, only that)")
     ap.add_argument("--sides", nargs="+", default=["bert_tf", "sentence_transformers"],
                     choices=["bert_tf", "sentence_transformers"])
     ap.add_argument("--steps", type=int, default=40)
