@@ -54,8 +54,9 @@ def top_k(query_embeddings, corpus_embeddings, k=TOP_K):
 
 
 def retrieval_metrics(ranked, relevant, k=TOP_K):
-    """mrr_at_k, recall_at_1, recall_at_k and ndcg_at_k of `ranked` ([queries, >= k] corpus indices, best
-    first) against `relevant` (one collection of relevant corpus indices per query)."""
+    """mrr_at_k, recall_at_1, recall_at_k and ndcg_at_k of `ranked` ([queries, >= k] corpus
+    indices, best first) against `relevant` (one collection of relevant corpus indices per
+    query)."""
     if len(ranked) != len(relevant):
         raise ValueError(f"{len(ranked)} rankings for {len(relevant)} queries")
     if not len(relevant):
