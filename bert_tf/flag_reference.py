@@ -10,6 +10,7 @@ def _groups():
     from bert_tf.data.pretraining.options import PretrainingDataFiles, PretrainingDataOptions
     from bert_tf.flags import ConfigOptions
     from bert_tf.jobs.classifier import ClassifierOptions, ProcessorOptions
+    from bert_tf.jobs.embedding import EmbeddingOptions
     from bert_tf.jobs.options import ModelOptions, RuntimeOptions, TrainingOptions
     from bert_tf.jobs.export import ExportOptions
     from bert_tf.jobs.features import FeatureOptions
@@ -31,13 +32,15 @@ def _groups():
         ("Where and how TensorFlow runs (training runners and extract_features.py)",
          RuntimeOptions, ()),
         ("Every training runner", TrainingOptions, model + (RuntimeOptions,)),
-        ("Every fine-tuning runner (run_classifier, run_ner, run_squad, run_swag)",
+        ("Every fine-tuning runner (run_classifier, run_ner, run_squad, run_swag, "
+         "run_embedding)",
          FinetuneOptions, training),
         ("run_classifier.py", ClassifierOptions, finetune),
         ("run_classifier.py: the task's files and columns", ProcessorOptions, ()),
         ("run_ner.py", NerOptions, finetune + (FileFinetuneOptions,)),
         ("run_squad.py", SquadOptions, finetune),
         ("run_swag.py", SwagOptions, finetune + (FileFinetuneOptions,)),
+        ("run_embedding.py", EmbeddingOptions, finetune + (FileFinetuneOptions,)),
         ("run_pretraining.py", PretrainingOptions, training),
         ("extract_features.py", FeatureOptions, model + (RuntimeOptions,)),
         ("predict_masked.py", FillMaskOptions, model),

@@ -95,10 +95,12 @@ KINDS = _kinds(
     Kind("pretraining", _MODEL + "BertPretrainer",
          "bert_tf.objectives.pretraining:PretrainingObjective", head_layer="mlm_head",
          other_tool="predict_masked.py"),
-    # Its objective and FinetuneTask (run_embedding.py) are still to come; its pooling has no
-    # weights, so a checkpoint holds no head for it.
-    Kind("embedding", _MODEL + "BertEmbedder", serving="bert_tf.serving.embedding:EmbeddingHead",
-         prediction="bert_tf.prediction.runners:EmbeddingRunner", windows=True),
+    # Its objective is --loss=mnrl's (--loss=cosine: CosineSimilarityObjective); its pooling
+    # has no weights, so a checkpoint holds no head for it.
+    Kind("embedding", _MODEL + "BertEmbedder",
+         "bert_tf.objectives.embedding:InBatchNegativesObjective",
+         "bert_tf.jobs.embedding:EmbeddingTask", "bert_tf.serving.embedding:EmbeddingHead",
+         "bert_tf.prediction.runners:EmbeddingRunner", windows=True),
 )
 
 # The kinds export_savedmodel.py exports (in --task's order), bert_tf.predict predicts with,

@@ -94,7 +94,7 @@ def test_docs_flags_md_is_generated_from_the_options():
                  "--null_score_diff_threshold", "--num_new_tokens", "--short_seq_prob"):
         assert f"| `{flag}` |" in reference()
     for runner in ("run_classifier.py", "run_ner.py", "run_squad.py", "run_swag.py",
-                   "run_pretraining.py", "extract_features.py", "predict_masked.py",
+                   "run_embedding.py", "run_pretraining.py", "extract_features.py", "predict_masked.py",
                    "export_savedmodel.py", "python -m bert_tf.predict", "build_vocab.py",
                    "create_pretraining_data.py"):
         assert f"## {runner}\n" in reference()

@@ -119,6 +119,14 @@ def test_swag_names_the_file_of_an_unknown_header(tmp_path, training_flags):
     assert f"{path}:1: header " in error_line(done, "run_swag.py")
 
 
+# --------------------------------------------------------------------------- run_embedding
+def test_embedding_names_the_line_of_a_row_without_its_positive(tmp_path, training_flags):
+    path = tmp_path / "pairs.jsonl"
+    path.write_text('{"anchor": "a", "positive": "b"}\n{"anchor": "c"}\n', encoding="utf-8")
+    done = run_runner("run_embedding.py", f"--train_file={path}", *training_flags)
+    assert f"{path}:2: has no 'positive'" in error_line(done, "run_embedding.py")
+
+
 # --------------------------------------------------------------------------- run_pretraining
 def test_pretraining_names_an_input_that_is_text_not_records(tmp_path, training_flags):
     corpus = str(shared_path("data/corpus/sample_text.txt"))
