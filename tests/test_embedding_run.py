@@ -84,6 +84,18 @@ def test_the_export_embeds_raw_text_as_the_trained_model(trained):
     np.testing.assert_allclose(out, [r["embedding"] for r in rows[:2]], atol=1e-4)
 
 
+def test_a_run_folder_exports_with_the_pooling_it_trained(trained, tmp_path):
+    from bert_tf.jobs.export import ExportOptions, with_recorded_settings
+    record = json.loads((trained["folder"] / "out" / "run_options.json").read_text())
+    record["options"].update(pooling="cls", normalize=True)  # a run given those flags
+    (tmp_path / "run_options.json").write_text(json.dumps(record))
+    opts = ExportOptions(export_dir="unused", init_checkpoint=str(tmp_path), task="embedding")
+    taken = with_recorded_settings(opts, given=set())
+    assert (taken.pooling, taken.normalize) == ("cls", True)
+    given = with_recorded_settings(dataclasses.replace(opts, pooling="max"), given={"pooling"})
+    assert (given.pooling, given.normalize) == ("max", True)
+
+
 def test_a_rerun_with_more_epochs_resumes(trained, caplog):
     opts = dataclasses.replace(trained["opts"], num_train_epochs=1.5, do_predict=False,
                                export_dir=None)

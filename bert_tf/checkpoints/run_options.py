@@ -15,7 +15,8 @@ from bert_tf.names import RUN_OPTIONS
 logger = logging.getLogger("bert_tf")
 
 # What a checkpoint's reader takes from its run when not given; windows only with a stride.
-SETTINGS = ("max_seq_length", "do_lower_case", "max_query_length", "max_answer_length")
+SETTINGS = ("max_seq_length", "do_lower_case", "max_query_length", "max_answer_length",
+            "pooling", "normalize")   # the last two: run_embedding's
 WINDOW_SETTINGS = ("window_pooling", "max_windows")
 
 
