@@ -18,3 +18,7 @@ LABELS_FILE = "label_list.txt"        # a run's label list, one per line in clas
                                       # (run_ner, run_classifier; beside its checkpoints)
 RUN_OPTIONS = "run_options.json"      # a fine-tuning run's options (beside its checkpoints):
                                       # what bert_tf.predict reads its input settings from
+
+# A sentence embedding's pooling of the last layer's token vectors (run_embedding.py,
+# --task=embedding exports; sentence-transformers' 1_Pooling/config.json modes).
+POOLING_MODES = ("mean", "cls", "max", "mean_sqrt_len")

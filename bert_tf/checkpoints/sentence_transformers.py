@@ -12,7 +12,6 @@ MODULES_FILE = "modules.json"
 # The poolings bert_tf computes (bert_tf.model.sentence_pooling): cls: the first token's
 # vector; mean / max: over the tokens the mask keeps; mean_sqrt_len: the tokens' sum divided by
 # the square root of their count.
-MODES = ("mean", "cls", "max", "mean_sqrt_len")
 
 # pooling_mode_* fields of a Pooling module's config.json -> bert_tf.model.sentence_pooling mode
 _MODES = {"pooling_mode_cls_token": "cls", "pooling_mode_mean_tokens": "mean",
@@ -22,7 +21,7 @@ _SUPPORTED_MODULES = ("Transformer", "Pooling", "Normalize")
 
 @dataclasses.dataclass(frozen=True)
 class Pooling:
-    """A sentence embedding's pooling mode (bert_tf.model.sentence_pooling.MODES) and whether
+    """A sentence embedding's pooling mode (bert_tf.names.POOLING_MODES) and whether
     it is L2-normalised."""
 
     mode: str = "mean"

@@ -28,10 +28,10 @@ import logging
 import os
 
 from bert_tf import fileio
-from bert_tf.checkpoints.sentence_transformers import MODES
 from bert_tf.jobs.driver import Evaluation, FinetuneTask, TrainingData, run_task
 from bert_tf.jobs.finetune import FileFinetuneOptions, predict_logits
 from bert_tf.jobs.options import TrainingOptions
+from bert_tf.names import POOLING_MODES
 from bert_tf.options import option, option_like
 
 logger = logging.getLogger("bert_tf")
@@ -67,7 +67,7 @@ class EmbeddingOptions(FileFinetuneOptions):
                             "with --loss=cosine).", choices=EVAL_TYPES)
     pooling: str = option(None, "How token vectors become the embedding (default: the "
                           "sentence-transformers --init_checkpoint folder's, else mean).",
-                          choices=MODES)
+                          choices=POOLING_MODES)
     normalize: bool = option(None, "L2-normalise the embedding (default: as the "
                              "sentence-transformers --init_checkpoint folder says, else no).")
     train_batch_size: int = option(32, "Total batch size for training: with --loss=mnrl, "

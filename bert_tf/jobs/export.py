@@ -14,7 +14,7 @@ from bert_tf import kinds
 from bert_tf.config import BertConfig
 from bert_tf.jobs.options import EXPORT_HELP, ModelOptions
 from bert_tf.kinds import SERVED, WINDOWED
-from bert_tf.checkpoints.sentence_transformers import MODES
+from bert_tf.names import POOLING_MODES
 from bert_tf.options import option, option_like
 
 logger = logging.getLogger("bert_tf")
@@ -64,7 +64,7 @@ class ExportOptions:
         None, "embedding: how the last layer's token vectors become the text's embedding: mean "
         "or max over its tokens, cls (the first token's), mean_sqrt_len (their sum over the "
         "square root of their count) (default: the sentence-transformers folder's "
-        "1_Pooling/config.json, else mean).", choices=MODES)
+        "1_Pooling/config.json, else mean).", choices=POOLING_MODES)
     normalize: bool = option(
         None, "embedding: L2-normalise the embeddings (default: whether the "
         "sentence-transformers folder's modules.json lists a Normalize module, else no).")

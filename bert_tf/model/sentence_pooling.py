@@ -5,13 +5,13 @@ embeddings here."""
 import keras
 from keras import ops
 
-from bert_tf.checkpoints.sentence_transformers import MODES
+from bert_tf.names import POOLING_MODES
 
 
 def check_mode(mode):
     """`mode`, or ValueError naming the modes."""
-    if mode not in MODES:
-        raise ValueError(f"sentence pooling must be one of {', '.join(MODES)}, got {mode!r}")
+    if mode not in POOLING_MODES:
+        raise ValueError(f"sentence pooling must be one of {', '.join(POOLING_MODES)}, got {mode!r}")
     return mode
 
 
@@ -22,7 +22,7 @@ class SentencePooling(keras.layers.Layer):
     L2 norm.
 
     Args:
-      mode: one of MODES.
+      mode: one of POOLING_MODES.
       normalize: divide each embedding by its L2 norm (at least 1e-12).
     """
 

@@ -186,7 +186,7 @@ class BertEmbedder(_TaskModel):
 
     Args:
       encoder: the BertEncoder whose sequence output is pooled.
-      pooling: one of bert_tf.model.sentence_pooling.MODES.
+      pooling: one of bert_tf.names.POOLING_MODES.
       normalize: L2-normalise the embeddings (sentence-transformers' Normalize module).
     """
 

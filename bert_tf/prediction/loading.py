@@ -27,8 +27,7 @@ import logging
 import os
 
 from bert_tf import fileio, kinds, names
-from bert_tf.checkpoints.sentence_transformers import MODES
-from bert_tf.names import EXPORT_INFO
+from bert_tf.names import EXPORT_INFO, POOLING_MODES
 from bert_tf.options import option
 from bert_tf.prediction.inputs import InputError
 
@@ -80,7 +79,7 @@ class CheckpointSettings:
     pooling: str = option(
         None, "Embedding checkpoints: mean, cls, max or mean_sqrt_len pooling of the last "
         "layer's token vectors (default: the sentence-transformers folder's "
-        "1_Pooling/config.json, else mean).", choices=MODES)
+        "1_Pooling/config.json, else mean).", choices=POOLING_MODES)
     normalize: bool = option(
         None, "Embedding checkpoints: L2-normalise the embeddings (default: whether the "
         "sentence-transformers folder's modules.json lists a Normalize module, else no).")
