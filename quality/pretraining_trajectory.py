@@ -420,18 +420,24 @@ def compare(work_dir, results=None):
     return 0 if ok else 1
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def side_parser(description, steps, seed):
+    """The flags every trajectory check has: which side runs, where, for how many steps."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--side", required=True, choices=["ours", "hf", "compare"])
     ap.add_argument("--work_dir", required=True)
     ap.add_argument("--results", help="compare: append the summary as one JSON line to this "
                     "file, with the commit of the checked code")
-    ap.add_argument("--records", help="TFRecord glob of create_pretraining_data.py's output")
-    ap.add_argument("--steps", type=int, default=300)
-    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--steps", type=int, default=steps)
+    ap.add_argument("--seed", type=int, default=seed)
     ap.add_argument("--float64", action="store_true",
                     help="HF side only: train in float64 (hf64.npz), the reference that measures "
                     "how far float32 rounding alone moves the losses")
+    return ap
+
+
+def main():
+    ap = side_parser(__doc__.split("\n\n")[0], steps=300, seed=7)
+    ap.add_argument("--records", help="TFRecord glob of create_pretraining_data.py's output")
     ap.add_argument("--optimizer", default="adamw_torch", choices=["adamw_torch", "adamw"],
                     help="bert_tf side only: adamw (google-research's) is logged as information")
     a = ap.parse_args()

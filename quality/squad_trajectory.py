@@ -50,7 +50,7 @@ import sys
 
 import numpy as np
 
-from pretraining_trajectory import record
+from pretraining_trajectory import record, side_parser
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(REPO, "..", "shared")
@@ -260,18 +260,9 @@ def compare(work_dir, results=None):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--side", required=True, choices=["ours", "hf", "compare"])
-    ap.add_argument("--work_dir", required=True)
-    ap.add_argument("--results", help="compare: append the summary as one JSON line to this "
-                    "file, with the commit of the checked code")
-    ap.add_argument("--steps", type=int, default=116)
+    ap = side_parser(__doc__.split("\n\n")[0], steps=116, seed=0)
     ap.add_argument("--epochs", type=float, default=1.26,
                     help="bert_tf side: --num_train_epochs of the step count (1.26: 116 steps)")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--float64", action="store_true",
-                    help="HF side only: train in float64 (hf64.npz), the reference that measures "
-                    "how far float32 rounding alone moves the losses")
     ap.add_argument("--freeze_pad_row", action="store_true",
                     help="HF side only: keep transformers' padding_idx=0, under which the [PAD] "
                     "word embedding gets no gradient (bert_tf and google-research train it)")
