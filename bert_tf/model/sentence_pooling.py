@@ -23,7 +23,7 @@ class SentencePooling(keras.layers.Layer):
 
     Args:
       mode: one of POOLING_MODES.
-      normalize: divide each embedding by its L2 norm (at least 1e-12).
+      normalize: divide each embedding by its L2 norm (keras.ops.normalize).
     """
 
     def __init__(self, mode: str = "mean", normalize: bool = False, **kwargs) -> None:
@@ -44,7 +44,7 @@ class SentencePooling(keras.layers.Layer):
             count = ops.maximum(ops.sum(keep, axis=1), 1e-9)                  # [B, 1]
             total = ops.sum(x * keep, axis=1)
             pooled = total / (count if self.mode == "mean" else ops.sqrt(count))
-        return l2_normalize(pooled) if self.normalize else pooled
+        return ops.normalize(pooled, axis=-1) if self.normalize else pooled
 
     def compute_output_shape(self, input_shape):
         return (input_shape[0], input_shape[2])
@@ -53,9 +53,3 @@ class SentencePooling(keras.layers.Layer):
         config = super().get_config()
         config.update(mode=self.mode, normalize=self.normalize)
         return config
-
-
-def l2_normalize(x):
-    """x [..., H] divided by its L2 norm along the last axis, at least 1e-12."""
-    norm = ops.sqrt(ops.sum(ops.square(x), axis=-1, keepdims=True))
-    return x / ops.maximum(norm, 1e-12)

@@ -9,7 +9,7 @@ from keras import ops
 from bert_tf.config import BertConfig
 from bert_tf.model.encoder import BertEncoder
 from bert_tf.model.heads import DenseHead, MaskedLMHead
-from bert_tf.model.sentence_pooling import SentencePooling, l2_normalize
+from bert_tf.model.sentence_pooling import SentencePooling
 
 
 class _TaskModel(keras.Model):
@@ -213,7 +213,7 @@ class BertEmbedder(_TaskModel):
             from bert_tf.model.window_pooling import combine_windows
             embedding = combine_windows(embedding, inputs["window_example"])
             if self.normalize:
-                embedding = l2_normalize(embedding)
+                embedding = ops.normalize(embedding, axis=-1)
         return {"embedding": embedding}
 
     def _task_config(self):

@@ -6,7 +6,8 @@ row (text_a); with window_stride, a text longer than seq_length is read in windo
 embeddings are combined (mean, or max) and, for a normalising model, normalised again.
 """
 
-from bert_tf.model.sentence_pooling import l2_normalize
+import tensorflow as tf
+
 from bert_tf.serving.heads import _WindowedTextHead
 
 
@@ -30,7 +31,7 @@ class EmbeddingHead(_WindowedTextHead):
     def text_outputs(self, predictions, features, extras, texts):
         out = super().text_outputs(predictions, features, extras, texts)
         if self.window_stride and self.model.normalize:
-            out["embedding"] = l2_normalize(out["embedding"])
+            out["embedding"] = tf.math.l2_normalize(out["embedding"], axis=-1)
         return out
 
     def info(self):
