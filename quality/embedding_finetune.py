@@ -172,7 +172,9 @@ def main():
     runners = {"bert_tf": bert_tf_run, "sentence_transformers": st_run}
     plan = ([(side, 0, False) for side in args.sides] if args.zero_shot else [])
     plan += [(side, seed, True) for seed in args.seeds for side in args.sides]
-    recipe = {"steps": args.steps, "batch": args.batch, "lr": args.lr,
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
+                            capture_output=True, text=True).stdout.strip()
+    recipe = {"commit": commit, "steps": args.steps, "batch": args.batch, "lr": args.lr,
               "max_seq_length": args.max_seq_length, "loss": "mnrl", "scale": 20.0,
               "eval_rows": args.max_eval_rows or "all"}
     for side, seed, train in plan:
