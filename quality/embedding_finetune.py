@@ -43,7 +43,7 @@ def st_worker(args):
     random.seed(args.seed)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
-    torch.set_num_threads(2)
+    torch.set_num_threads(len(os.sched_getaffinity(0)))   # no more threads than cores (taskset)
     model = SentenceTransformer(args.model, device="cpu")
     model.max_seq_length = args.max_seq_length
     start = time.perf_counter()
