@@ -224,9 +224,10 @@ def test_squad_2_outputs_null_odds_and_the_v2_metrics(synthetic, tmp_path):
     assert all(_read_json(out / "predictions.json").values())
 
 
-def test_epochs_over_features_makes_full_passes_over_every_window(tmp_path):
-    """--epochs_over=features sizes training as HuggingFace does (one epoch = every window once);
-    the default counts questions, as google-research does."""
+@pytest.mark.parametrize("epochs_over", ["features", "examples"])
+def test_an_epoch_is_every_window_by_default_or_every_question(tmp_path, epochs_over):
+    """By default an epoch is one pass over every window, as in HuggingFace; --epochs_over=examples
+    counts questions, as google-research does (fewer steps when contexts span several windows)."""
     keras.utils.set_random_seed(0)
     train = slice_squad(shared_path("data/squad/train-v1.1.first44articles.json"),
                         tmp_path / "train.json", 8)
@@ -234,11 +235,11 @@ def test_epochs_over_features_makes_full_passes_over_every_window(tmp_path):
         config=tiny_config(30522, seq=128), vocab_file=str(minilm_dir() / "vocab.txt"),
         output_dir=str(tmp_path / "out"), train_file=train, do_train=True, max_seq_length=128,
         doc_stride=64, train_batch_size=4, num_train_epochs=1.0, iterations_per_loop=4,
-        epochs_over="features")
+        **({} if epochs_over == "features" else {"epochs_over": epochs_over}))
     result = run(opts, tf.distribute.get_strategy())
     windows = sum(1 for _ in tf.data.TFRecordDataset(str(tmp_path / "out" / "train.tf_record")))
     assert windows > 8                                      # long contexts: several windows each
-    assert result["train"]["step"] == windows // 4
+    assert result["train"]["step"] == (windows if epochs_over == "features" else 8) // 4
 
 
 def test_training_examples_are_shuffled_with_the_original_seed(synthetic, tmp_path):

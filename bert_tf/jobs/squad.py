@@ -72,9 +72,9 @@ class SquadOptions(FinetuneOptions):
         0.0, "SQuAD 2.0: predict no answer when null score - best non-null score exceeds "
         "this.")
     epochs_over: str = option(
-        "examples", "What --num_train_epochs counts: questions (google-research: steps = "
-        "examples / batch x epochs, fewer passes than epochs when contexts span several "
-        "windows) or windowed features (HuggingFace: full passes over every window).",
+        "features", "What --num_train_epochs counts: windowed features (HuggingFace: full "
+        "passes over every window) or examples (google-research: steps = questions / batch x "
+        "epochs, fewer passes than epochs when contexts span several windows).",
         choices=("examples", "features"))
     skip_bad_examples: bool = option(
         False, "Skip (and count) malformed questions instead of stopping with an error.")
