@@ -223,6 +223,49 @@ def test_hf_write_read_round_trip_with_heads(tmp_path):
     np.testing.assert_array_equal(fresh(x)["nsp_logits"], model(x)["nsp_logits"])
 
 
+@pytest.fixture(scope="module")
+def minilm_without_pooler(tmp_path_factory):
+    """all-MiniLM-L6-v2 saved as transformers saves BertForQuestionAnswering and
+    BertForTokenClassification: "bert."-prefixed encoder tensors and no `pooler.*`."""
+    import shutil
+
+    from safetensors.numpy import load_file, save_file
+    folder = tmp_path_factory.mktemp("minilm_without_pooler")
+    tensors = load_file(str(minilm_dir() / "model.safetensors"))
+    save_file({f"bert.{name}": value for name, value in tensors.items()
+               if not name.startswith("pooler.")}, str(folder / "model.safetensors"))
+    shutil.copyfile(minilm_dir() / "config.json", folder / "config.json")
+    return folder
+
+
+@pytest.mark.parametrize("build", [BertSpanLabeler,
+                                   lambda encoder: bert_tf.BertTokenClassifier(encoder, 3)])
+def test_span_and_token_models_load_a_hf_folder_without_the_pooler_they_never_read(
+        minilm_without_pooler, minilm_encoder, build):
+    model = build(BertEncoder(minilm_encoder.config))
+    report = load_weights(model, minilm_without_pooler)
+    pooler = ["bert/pooler/dense/kernel", "bert/pooler/dense/bias"]
+    assert report.absent_unused == pooler
+    assert all(name.startswith("cls/") for name in report.missing)     # the fresh head only
+    assert "not in checkpoint, unused by this model: " + ", ".join(pooler) in report.summary()
+    expected = extract(minilm_encoder)
+    loaded = extract(model.encoder)
+    for name in expected:
+        if name not in pooler:
+            np.testing.assert_array_equal(loaded[name], expected[name], err_msg=name)
+
+
+@pytest.mark.parametrize("build", [lambda encoder: BertClassifier(encoder, 2), BertPretrainer,
+                                   lambda encoder: encoder])
+def test_models_that_read_the_pooler_name_it_when_the_folder_has_none(minilm_without_pooler,
+                                                                      minilm_encoder, build):
+    model = build(BertEncoder(minilm_encoder.config))
+    with pytest.raises(CheckpointError, match=r"missing required variables: "
+                       r"bert/pooler/dense/kernel, bert/pooler/dense/bias \(the pooler, which "
+                       r"this model reads: a HuggingFace BertForQuestionAnswering"):
+        load_weights(model, minilm_without_pooler)
+
+
 # ------------------------------------------------------------------ native
 def test_native_round_trip(tmp_path):
     encoder = BertEncoder(TINY)

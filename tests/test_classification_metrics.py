@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from bert_tf.metrics.classification import (accuracy, compute_metrics, confusion_matrix,
-                                            f1_score, matthews_corrcoef, metric_labels,
-                                            pearson_corr, per_class_metrics, primary_metric,
-                                            spearman_corr)
+                                            f1_score, majority_prediction, matthews_corrcoef,
+                                            metric_labels, pearson_corr, per_class_metrics,
+                                            primary_metric, spearman_corr)
 from bert_tf.metrics.results import write_confusion_matrix
 
 # TP at 0 and 3, TN at 1, FP at 2, FN at 4.
@@ -140,6 +140,36 @@ def test_compute_metrics_adds_per_class_metrics_given_the_labels():
     assert (values["precision_0"], values["recall_1"]) == pytest.approx((1 / 2, 2 / 3))
     assert compute_metrics("sts-b", [1.0, 2.0], [1.0, 3.0], ["0", "1"]).keys() == {
         "pearson", "spearman", "corr"}
+
+
+def test_predictions_all_but_one_of_one_class_on_balanced_gold_have_collapsed():
+    # 1,000 gold labels half and half; 977 predicted class 1: 97.7% against a gold 50%
+    gold = np.repeat([0, 1], 500)
+    predictions = np.where(np.arange(1000) < 23, 0, 1)
+    majority = majority_prediction(confusion_matrix(predictions, gold, 2))
+    assert (majority.class_id, majority.collapsed) == (1, True)
+    assert (majority.share, majority.gold_share) == (pytest.approx(0.977), pytest.approx(0.5))
+
+
+def test_balanced_predictions_have_not_collapsed():
+    majority = majority_prediction(confusion_matrix(PRED, GOLD, 2))     # 3 of 5 predict 1
+    assert (majority.class_id, majority.share, majority.collapsed) == (1, 0.6, False)
+
+
+def test_one_class_predictions_on_equally_one_class_gold_have_not_collapsed():
+    # gold 96% class 2 and every prediction class 2: 100% is only 4 points above gold
+    gold = np.array([2] * 96 + [0] * 4)
+    majority = majority_prediction(confusion_matrix(np.full(100, 2), gold, 3))
+    assert (majority.class_id, majority.share, majority.gold_share) == (2, 1.0, 0.96)
+    assert not majority.collapsed
+
+
+@pytest.mark.parametrize("gold_count, collapsed", [(85, True), (86, False)])
+def test_collapse_needs_ten_points_over_gold_exactly(gold_count, collapsed):
+    # 95 of 100 predictions class 1 (the 95% bound itself) against 85 or 86 gold
+    gold = np.array([1] * gold_count + [0] * (100 - gold_count))
+    predictions = np.array([1] * 95 + [0] * 5)
+    assert majority_prediction(confusion_matrix(predictions, gold, 2)).collapsed is collapsed
 
 
 def test_metric_labels_are_name_safe_and_distinct():

@@ -91,7 +91,8 @@ def test_eval_results_hold_the_glue_mrpc_metrics(minilm_mrpc):
     per_class = {f"{m}_{label}" for m in ("precision", "recall", "f1", "support")
                  for label in "01"}
     assert set(written) == {"eval_accuracy", "f1", "acc_and_f1", "eval_loss", "loss",
-                            "global_step", "macro_f1"} | per_class
+                            "global_step", "macro_f1", "prediction_majority_share",
+                            "collapsed"} | per_class
     assert written["f1_1"] == written["f1"]
     assert written["global_step"] == 20
     assert written["acc_and_f1"] == pytest.approx((written["eval_accuracy"] + written["f1"]) / 2)
@@ -285,6 +286,21 @@ def test_macro_f1_picks_the_best_checkpoint_and_the_confusion_matrix_follows_it(
     assert (written["recall_bad"], written["recall_very_good"]) == pytest.approx(tuple(recalls))
 
 
+def test_a_run_whose_predictions_collapse_says_so_in_its_log_and_eval_results(
+        sst2_generic, tmp_path, caplog):
+    # Measured: after 2 steps at lr 3e-3 every dev sentence is predicted "bad" (gold: 62.5%)
+    opts = _generic_options(sst2_generic, tmp_path, do_eval=True, num_train_epochs=0.4,
+                            learning_rate=3e-3)
+    with caplog.at_level("WARNING", logger="bert_tf"):
+        run(opts, tf.distribute.get_strategy())
+    written = read_eval_results(tmp_path / "eval_results.txt")
+    assert (written["collapsed"], written["prediction_majority_share"]) == (1, 1.0)
+    assert written["support_bad"] / (written["support_bad"] + written["support_very_good"]) \
+        == 0.625
+    assert ("eval@2: predictions collapsed to one class: 100.0% are 'bad' (gold: 62.5%)"
+            in caplog.text)
+
+
 def test_an_unknown_keep_best_metric_names_the_available_ones(sst2_generic, tmp_path):
     opts = _generic_options(sst2_generic, tmp_path, num_train_epochs=0.4,
                             keep_best_metric="f1_good")
@@ -351,7 +367,8 @@ def test_mnli_from_tfds_evaluates_matched_and_mismatched_and_predicts_all_three(
     with tfds.testing.mock_data(num_examples=12):
         result = run(opts, tf.distribute.get_strategy())
     per_class = {f"{m}_{label}" for m in ("precision", "recall", "f1", "support")
-                 for label in ("entailment", "neutral", "contradiction")} | {"macro_f1"}
+                 for label in ("entailment", "neutral", "contradiction")} | {
+        "macro_f1", "prediction_majority_share", "collapsed"}
     assert set(result["eval"]) == {"eval_accuracy", "eval_loss", "loss", "eval_accuracy_mm",
                                    "eval_loss_mm", "loss_mm", "global_step"} | per_class | {
         f"{name}_mm" for name in per_class}

@@ -78,6 +78,20 @@ def model_variables(model):
     return out
 
 
+POOLER = ("bert/pooler/dense/kernel", "bert/pooler/dense/bias")
+
+
+def unused_variables(model):
+    """Google names of the model's variables its outputs never read: the encoder's pooler in
+    the span, token and embedding models, whose heads read the sequence output. A checkpoint
+    may lack them (transformers saves BertForQuestionAnswering and BertForTokenClassification
+    without `bert.pooler.*`)."""
+    from bert_tf.model import task_models as tm
+    if isinstance(model, (tm.BertSpanLabeler, tm.BertTokenClassifier, tm.BertEmbedder)):
+        return POOLER
+    return ()
+
+
 def is_encoder_name(name):
     return name.startswith("bert/")
 

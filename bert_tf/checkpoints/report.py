@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
 
-from bert_tf.checkpoints.names import is_encoder_name, model_variables
+from bert_tf.checkpoints.names import POOLER, is_encoder_name, model_variables, unused_variables
 
 if TYPE_CHECKING:
     import keras
@@ -28,13 +28,16 @@ class CheckpointError(ValueError):
 @dataclasses.dataclass
 class LoadReport:
     """What a load did, by google variable name: `loaded` were assigned, `missing` are model
-    variables left at their fresh initialisation, `unexpected` checkpoint variables the model
-    has no place for, `mismatched` shapes that did not fit and `resized` vocabulary rows added
-    (a grown vocabulary). str() gives the summary lines."""
+    variables left at their fresh initialisation, `absent_unused` variables the checkpoint
+    lacks that the model never reads (names.unused_variables; also left as initialised),
+    `unexpected` checkpoint variables the model has no place for, `mismatched` shapes that did
+    not fit and `resized` vocabulary rows added (a grown vocabulary). str() gives the summary
+    lines."""
 
     source: str
     loaded: list[str] = dataclasses.field(default_factory=list)
     missing: list[str] = dataclasses.field(default_factory=list)
+    absent_unused: list[str] = dataclasses.field(default_factory=list)
     unexpected: list[str] = dataclasses.field(default_factory=list)
     # (name, ckpt shape, model shape)
     mismatched: list[tuple[str, tuple, tuple]] = dataclasses.field(default_factory=list)
@@ -46,6 +49,9 @@ class LoadReport:
         lines = [f"loaded {len(self.loaded)} variables from {self.source}"]
         if self.missing:
             lines.append(f"freshly initialised (not in checkpoint): {', '.join(self.missing)}")
+        if self.absent_unused:
+            lines.append("not in checkpoint, unused by this model: "
+                         f"{', '.join(self.absent_unused)}")
         if self.unexpected:
             lines.append(f"unused checkpoint variables: {', '.join(self.unexpected)}")
         for name, ckpt_rows, model_rows, how in self.resized:
@@ -90,25 +96,35 @@ def _hint(name, ckpt_shape, model_shape):
     return ""
 
 
+def _missing_hint(names):
+    if any(name in POOLER for name in names):
+        return (" (the pooler, which this model reads: a HuggingFace BertForQuestionAnswering or "
+                "BertForTokenClassification folder has none; load it into a span or token "
+                "model)")
+    return ""
+
+
 def assign(model: "keras.Model", arrays: Mapping[str, np.ndarray], source: str,
            require_heads: bool = False) -> LoadReport:
     """Copies `arrays` ({google name: array in google layout}) into `model`.
 
     Encoder variables are required: a missing one, or any shape mismatch, raises
-    CheckpointError naming it. The one difference allowed: the VOCAB_ROWS variables may have
+    CheckpointError naming it, except those the model never reads (names.unused_variables: the
+    pooler of span, token and embedding models), left as initialised and reported in
+    report.absent_unused. The one difference allowed: the VOCAB_ROWS variables may have
     fewer rows in the checkpoint than in the model (a grown vocabulary); the new rows are
     initialised by `grow_rows` and listed in report.resized. Missing head variables stay
     freshly initialised (reported) unless `require_heads`. Checkpoint variables the model has
     no place for are reported as unexpected. `source` names the checkpoint in the report
     and in errors.
     """
-    targets = model_variables(model)
+    targets, unused = model_variables(model), unused_variables(model)
     report = LoadReport(source=str(source))
     report.unexpected = [n for n in arrays if n not in targets]
     updates = []
     for name, (var, transposed) in targets.items():
         if name not in arrays:
-            report.missing.append(name)
+            (report.absent_unused if name in unused else report.missing).append(name)
             continue
         value = np.asarray(arrays[name])
         if transposed:
@@ -132,7 +148,8 @@ def assign(model: "keras.Model", arrays: Mapping[str, np.ndarray], source: str,
     if required_missing:
         shown = ", ".join(required_missing[:10])
         more = f" (and {len(required_missing) - 10} more)" if len(required_missing) > 10 else ""
-        raise CheckpointError(f"{source}: missing required variables: {shown}{more}")
+        raise CheckpointError(f"{source}: missing required variables: {shown}{more}"
+                              f"{_missing_hint(required_missing)}")
     for var, value, name in updates:
         var.assign(value.astype(var.dtype, copy=False))
         report.loaded.append(name)

@@ -264,13 +264,14 @@ def mean_loss(logits, labels, is_regression):
 
 def evaluate(trainer, inputs, columns, source, metric_task, what="eval"):
     """compute_metrics of `metric_task` on every example (classification: with the per-class
-    metrics), plus eval_loss (and google's `loss`). Returns (values, the confusion matrix, or
-    None for regression)."""
+    metrics, prediction_majority_share and collapsed, 1 when the predictions collapsed to one
+    class, with a warning), plus eval_loss (and google's `loss`). Returns (values, the confusion
+    matrix, or None for regression)."""
     if inputs.opts.multi_label:
         from bert_tf.jobs import multilabel
         return multilabel.evaluate(trainer, inputs, columns, source, what), None
     from bert_tf.metrics.classification import (compute_metrics, confusion_matrix,
-                                                per_class_metrics)
+                                                majority_prediction, per_class_metrics)
     logits = predict_logits(trainer, inputs.dataset_fn(source, inputs.opts.eval_batch_size,
                                                        False), columns.num_examples, what)
     data = inputs.data
@@ -280,6 +281,13 @@ def evaluate(trainer, inputs, columns, source, metric_task, what="eval"):
         values = compute_metrics(metric_task, logits, columns.label_ids)
         confusion = confusion_matrix(logits, columns.label_ids, data.num_labels)
         values.update(per_class_metrics(confusion, data.labels))
+        majority = majority_prediction(confusion)
+        values.update(prediction_majority_share=majority.share,
+                      collapsed=int(majority.collapsed))
+        if majority.collapsed:
+            logger.warning("%s: predictions collapsed to one class: %.1f%% are %r (gold: %.1f%%)",
+                           what, 100 * majority.share, data.labels[majority.class_id],
+                           100 * majority.gold_share)
     values["eval_loss"] = mean_loss(logits, columns.label_ids, data.is_regression)
     values["loss"] = values["eval_loss"]
     return values, confusion

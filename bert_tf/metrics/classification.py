@@ -5,7 +5,8 @@ for CoLA; Pearson and Spearman (average ranks for ties) for STS-B. MNLI matched 
 mismatched are two evaluations by the caller ("mnli" and "mnli-mm" here).
 
 Given the label list, every classification task also gets per-class precision, recall, F1
-and support and their macro F1 (per_class_metrics), from the confusion matrix.
+and support and their macro F1 (per_class_metrics), from the confusion matrix, and whether
+the predictions collapsed to one class (majority_prediction).
 
 Predictions may be class ids [n] or scores [n, num_classes] (argmax taken); regression
 predictions are [n] or [n, 1]. Labels are class ids or float targets.
@@ -13,6 +14,7 @@ predictions are [n] or [n, 1]. Labels are class ids or float targets.
 
 import math
 import re
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import rankdata
@@ -155,6 +157,33 @@ def per_class_metrics(confusion, label_names):
                         f"f1_{name}": f1[i], f"support_{name}": int(support[i])})
     results["macro_f1"] = float(np.mean(f1))
     return results
+
+
+@dataclass(frozen=True)
+class MajorityPrediction:
+    """The most common predicted class of an evaluation: its id, its share of the predictions
+    and its share of the gold labels. `collapsed`: it takes at least 95% of the predictions and
+    at least 10 points more than of the gold labels (a dev set that is itself 96% one class does
+    not count) -- a model that learnt to answer one class whatever the input."""
+
+    class_id: int
+    share: float
+    gold_share: float
+    collapsed: bool
+
+
+def majority_prediction(confusion):
+    """MajorityPrediction of a confusion_matrix (the lowest class id among equally common)."""
+    confusion = np.asarray(confusion)
+    predicted, gold, n = confusion.sum(axis=0), confusion.sum(axis=1), int(confusion.sum())
+    if n == 0:
+        raise ValueError("no examples to score")
+    top = int(predicted.argmax())
+    count, gold_count = int(predicted[top]), int(gold[top])
+    # in integer counts, so that 95% and 10 points are exact: count/n >= 0.95 and
+    # (count - gold_count)/n >= 0.10
+    collapsed = 20 * count >= 19 * n and 10 * (count - gold_count) >= n
+    return MajorityPrediction(top, count / n, gold_count / n, collapsed)
 
 
 def pearson_corr(predictions, labels):

@@ -12,6 +12,10 @@ from bert_tf.training.trainer import Trainer
 
 logger = logging.getLogger("bert_tf")
 
+GOOGLE_OPTIMIZER_NOTE = ("optimizer: adamw (google-research's AdamWeightDecay: no bias "
+                         "correction, epsilon 1e-6); --optimizer=adamw_torch is bias-corrected "
+                         "(torch/HuggingFace)")
+
 
 def init_from_checkpoint(model, init_checkpoint):
     """Loads `init_checkpoint` (any format) into `model`, logging what was loaded and which heads
@@ -84,7 +88,9 @@ class Setup:
 def build_trainer(opts, strategy, build_model, objective, num_train_steps=1,
                   num_warmup_steps=0, iterations_per_loop=None):
     """Under strategy.scope(): build_model(), init_checkpoint's weights and the optimizer
-    (linear warm-up then decay over num_train_steps); then the Trainer on output_dir."""
+    (linear warm-up then decay over num_train_steps); then the Trainer on output_dir. A training
+    run with google-research's optimizer says so once (GOOGLE_OPTIMIZER_NOTE): its updates
+    differ from the bias-corrected AdamW of the PyTorch stack."""
     import tensorflow as tf
     if opts.export_dir and isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
         raise ValueError("--export_dir is not supported with --strategy=multi_worker: export "
@@ -96,6 +102,8 @@ def build_trainer(opts, strategy, build_model, objective, num_train_steps=1,
                from_checkpoint=report is not None)
         optimizer = make_optimizer(opts.learning_rate, num_train_steps, num_warmup_steps,
                                    opts.optimizer, opts.mixed_precision, opts.lr_decay_from)
+    if opts.do_train and opts.optimizer == "adamw":
+        logger.info(GOOGLE_OPTIMIZER_NOTE)
     trainer = make_trainer(model, optimizer, objective, strategy, opts.output_dir,
                            iterations_per_loop=iterations_per_loop or opts.iterations_per_loop,
                            save_checkpoints_steps=opts.save_checkpoints_steps,
