@@ -25,7 +25,8 @@ squad: all-MiniLM-L6-v2, the first 5 articles of train-v1.1.first44articles.json
     bert_tf: run_squad.py with its default flags except the recipe (doc stride 128); the curve
              is its per-loop loss (means over --iterations_per_loop=10 steps).
     hf:      ../shared/bench/quality/hf_squad.py (overlap 110); its curve is what it logs: the
-             loss of one batch every 100 steps (one point in 1 epoch of 116 steps).
+             loss of one batch every 100 steps (one point in 1 epoch of 116 steps). It sets 2
+             torch threads whatever the cores it may run on.
 
 One JSON line per run is appended to --results (commit, recipe, side, seed, the budget, the
 curve's columns and points, the final evaluation, seconds); a run already there for the same
@@ -50,11 +51,11 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+REPO = os.path.dirname(HERE)
+sys.path[1:1] = [HERE, REPO, os.path.join(REPO, "tests")]
 from pretraining_trajectory import (BATCH, LR, PREDICTIONS, SEQ, TOTAL, WARMUP,  # noqa: E402
                                     WEIGHT_DECAY, read_records_plain, record_files)
 
-REPO = os.path.dirname(HERE)
 SHARED = os.path.join(REPO, "..", "shared")
 RESULTS = os.path.join(REPO, "quality", "results", "learning_curves.jsonl")
 HF_PYTHON = "/root/bench-venv/bin/python"
@@ -96,7 +97,6 @@ def pretraining_records(work_dir):
     """The glob of the recipe's records, written into work_dir/records on first use."""
     folder = os.path.join(work_dir, "records")
     if not os.path.isdir(folder):
-        sys.path.insert(0, os.path.join(REPO, "tests"))
         from helpers import minilm_dir
         partial = folder + ".partial"
         shutil.rmtree(partial, ignore_errors=True)
@@ -113,7 +113,6 @@ def pretraining_records(work_dir):
 
 def write_configs(recipe, work_dir):
     """work_dir/<recipe>_bert_config.json (google format) and <recipe>_hf/config.json."""
-    sys.path.insert(0, REPO)
     from bert_tf.config import BertConfig
     config = BertConfig.from_preset(recipe)
     google = os.path.join(work_dir, f"{recipe}_bert_config.json")
@@ -268,7 +267,6 @@ def squad_files(work_dir, train_articles, dev_limit):
 
 
 def squad_bert_tf(seed, train, dev, work_dir):
-    sys.path.insert(0, os.path.join(REPO, "tests"))
     from helpers import minilm_dir
     model = minilm_dir()
     out = os.path.join(work_dir, f"squad_bert_tf_{seed}")
@@ -359,7 +357,7 @@ def latest_runs(rows, recipe, commit_prefix):
 def mean_curve(runs):
     """(steps, [column means]) over the seeds, at the steps every seed logged."""
     by_step = [{p[0]: p[1:] for p in r["points"]} for r in runs]
-    steps = sorted(set.intersection(*(set(s) for s in by_step)))
+    steps = sorted(set.intersection(*(set(s) for s in by_step)))   # may be none
     return steps, [[sum(s[step][j] for s in by_step) / len(by_step) for step in steps]
                    for j in range(len(runs[0]["columns"]) - 1)]
 
@@ -375,7 +373,8 @@ def plot(args):
         if not runs:
             continue
         names = COLUMNS[kind(recipe)][1:]
-        fig, axes = plt.subplots(1, len(names), figsize=(5.5 * len(names), 4.2), squeeze=False)
+        fig, axes = plt.subplots(1, len(names), figsize=(max(7.5, 5.5 * len(names)), 4.6),
+                                 squeeze=False)
         for side, seeds in sorted(runs.items()):
             seed_runs = [seeds[s] for s in sorted(seeds)]
             steps, means = mean_curve(seed_runs)
@@ -386,7 +385,8 @@ def plot(args):
             for j, (ax, name) in enumerate(zip(axes[0], names)):
                 for r in seed_runs:
                     ax.plot([p[0] for p in r["points"]], [p[j + 1] for p in r["points"]],
-                            color=colours.get(side), linewidth=0.6, alpha=0.5)
+                            color=colours.get(side), linewidth=0.6, alpha=0.5,
+                            marker="." if len(r["points"]) < 5 else None)
                 ax.plot(steps, means[j], color=colours.get(side), linewidth=2.2,
                         marker="o" if len(steps) < 5 else None,
                         label=label if j == 0 else side)
@@ -395,8 +395,8 @@ def plot(args):
                 ax.grid(alpha=0.3)
         axes[0][0].legend(fontsize=8)
         head = next(iter(next(iter(runs.values())).values()))
-        fig.suptitle(f"{recipe}: training loss per step (thin: seeds, thick: mean), "
-                     f"commit {head['commit']}, {head['budget']}", fontsize=10)
+        fig.suptitle(f"{recipe}: training loss against step (thin: each seed, thick: their "
+                     f"mean)\ncommit {head['commit']}, {head['budget']}", fontsize=10)
         fig.tight_layout()
         path = os.path.join(out_dir, f"learning_curves_{recipe}.png")
         fig.savefig(path, dpi=110)
@@ -417,16 +417,17 @@ def summarize(args):
               + " | mean |\n|---|---|" + "---|" * (len(seeds) + 1))
         metrics = METRICS[kind(recipe)] + ("last logged loss",)
         for metric in metrics:
-            value = (lambda r: r["points"][-1][1]) if metric == "last logged loss" else (
-                lambda r, m=metric: r["eval"][m])
+            value = (lambda r: r["points"][-1][1] if r["points"] else None) if (
+                metric == "last logged loss") else (lambda r, m=metric: r["eval"][m])
             means = {}
             for side in SIDES:
-                if side not in runs:
+                values = {s: value(runs[side][s]) for s in seeds if s in runs.get(side, {})}
+                values = {s: v for s, v in values.items() if v is not None}
+                if not values:
                     continue
-                values = [value(runs[side][s]) for s in seeds if s in runs[side]]
-                means[side] = sum(values) / len(values)
+                means[side] = sum(values.values()) / len(values)
                 print(f"| {metric} | {side} | " + " | ".join(
-                    f"{value(runs[side][s]):.4f}" if s in runs[side] else "" for s in seeds)
+                    f"{values[s]:.4f}" if s in values else "" for s in seeds)
                     + f" | **{means[side]:.4f}** |")
             if len(means) == 2:
                 print(f"| {metric} | bert_tf - hf | " + " | " * len(seeds)
