@@ -24,9 +24,10 @@ squad: all-MiniLM-L6-v2, the first 5 articles of train-v1.1.first44articles.json
   --dev_limit questions of dev-v1.1.half-a.json. Both sides read the same sliced files.
     bert_tf: run_squad.py with its default flags except the recipe (doc stride 128); the curve
              is its per-loop loss (means over --iterations_per_loop=10 steps).
-    hf:      ../shared/bench/quality/hf_squad.py (overlap 110); its curve is what it logs: the
-             loss of one batch every 100 steps (one point in 1 epoch of 116 steps). It sets 2
-             torch threads whatever the cores it may run on.
+    hf:      ../shared/bench/quality/hf_squad.py (overlap 110), its main() run unchanged by this
+             script in /root/bench-venv with a forward hook on its model that records each
+             training batch's loss (averaged over the same 10-step windows), and its 2 torch
+             threads capped at the cores the process may use.
 
 One JSON line per run is appended to --results (commit, recipe, side, seed, the budget, the
 curve's columns and points, the final evaluation, seconds); a run already there for the same
@@ -44,7 +45,6 @@ import argparse
 import collections
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -67,11 +67,12 @@ SQUAD_DEV = os.path.join(SHARED, "data", "squad", "dev-v1.1.half-a.json")
 RECIPES = ("tiny", "mini", "squad")
 SIDES = ("bert_tf", "hf")
 EVAL_STEPS, PRETRAIN_LOOP = 20, 50
+SQUAD_LOOP = 10
 SQUAD_RECIPE = ["--max_seq_length=256", "--doc_stride=128", "--train_batch_size=16",
-                "--learning_rate=1e-4", "--num_train_epochs=1", "--iterations_per_loop=10"]
+                "--learning_rate=1e-4", "--num_train_epochs=1",
+                f"--iterations_per_loop={SQUAD_LOOP}"]
 HF_SQUAD_RECIPE = ["--max_len", "256", "--overlap", "110", "--epochs", "1", "--lr", "1e-4",
                    "--batch", "16"]
-HF_SQUAD_LOG = re.compile(r"^step (\d+)/\d+ loss ([0-9.]+)", re.M)
 COLUMNS = {"pretraining": ["step", "loss", "masked_lm_loss", "next_sentence_loss"],
            "squad": ["step", "loss"]}
 METRICS = {"pretraining": ("masked_lm_loss", "masked_lm_accuracy"),
@@ -284,11 +285,40 @@ def squad_bert_tf(seed, train, dev, work_dir):
 
 def squad_hf(seed, train, dev):
     flags = [*HF_SQUAD_RECIPE, "--seed", str(seed)]
-    proc = run_checked([HF_PYTHON, HF_SQUAD, "--train", train, "--dev", dev, *flags],
-                       f"hf_squad.py (seed {seed})")
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
-    points = [[int(step), float(loss)] for step, loss in HF_SQUAD_LOG.findall(proc.stderr)]
-    return flags, points, {k: result[k] for k in ("exact_match", "f1", "total", "features")}
+    proc = run_checked([HF_PYTHON, os.path.abspath(__file__), "--hf_squad_worker",
+                        "--train", train, "--dev", dev, *flags], f"hf_squad.py (seed {seed})")
+    *_, result, curve = proc.stdout.strip().splitlines()
+    result = json.loads(result)
+    return flags, json.loads(curve)["points"], {k: result[k] for k in
+                                                ("exact_match", "f1", "total", "features")}
+
+
+def hf_squad_worker(argv):
+    """Runs ../shared/bench/quality/hf_squad.py's main() unchanged, observed: a forward hook on
+    its model records every training batch's loss, printed after its result line as the means
+    over the same SQUAD_LOOP-step windows as bert_tf's; torch threads capped at the cores this
+    process may use (hf_squad.py asks for 2)."""
+    import torch
+    sys.path.insert(0, os.path.dirname(HF_SQUAD))
+    import hf_squad
+    cores, set_threads = len(os.sched_getaffinity(0)), torch.set_num_threads
+    torch.set_num_threads = lambda n: set_threads(min(n, cores))
+    losses, load = [], hf_squad.BertForQuestionAnswering.from_pretrained
+
+    def observed(*args, **kwargs):
+        model = load(*args, **kwargs)
+        model.register_forward_hook(
+            lambda module, inputs, out: losses.append(float(out.loss))
+            if module.training and out.loss is not None else None)
+        return model
+    hf_squad.BertForQuestionAnswering = type(
+        "Observed", (), {"from_pretrained": staticmethod(observed)})
+    sys.argv = [HF_SQUAD, *argv]
+    hf_squad.main()
+    points = [[min(start + SQUAD_LOOP, len(losses)),
+               sum(losses[start:start + SQUAD_LOOP]) / len(losses[start:start + SQUAD_LOOP])]
+              for start in range(0, len(losses), SQUAD_LOOP)]
+    print(json.dumps({"points": points}), flush=True)
 
 
 # ---------------------------------------------------------------------------- runs and results
@@ -435,6 +465,8 @@ def summarize(args):
 
 
 def main():
+    if sys.argv[1:2] == ["--hf_squad_worker"]:       # the rest are hf_squad.py's arguments
+        return hf_squad_worker(sys.argv[2:])
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--recipe", choices=RECIPES)
     parser.add_argument("--seeds", default="1,2,3")
