@@ -178,14 +178,12 @@ def export(model: "keras.Model", task: str, export_dir: str | os.PathLike,
     if precision:
         model = with_dtype_policy(model, PRECISIONS[precision])
     head = make_head(task, model, vocab.id_to_token, do_lower_case, seq_length,
-                             labels=labels, text_pair=text_pair,
-                             max_query_length=max_query_length,
-                             max_answer_length=max_answer_length, doc_stride=doc_stride,
-                             num_choices=num_choices,
-                             top_k=top_k, include_special_tokens=include_special_tokens,
-                             window_stride=window_stride, window_pooling=window_pooling,
-                             max_windows=max_windows,
-                             multi_label_threshold=multi_label_threshold)
+                     labels=labels, text_pair=text_pair, max_query_length=max_query_length,
+                     max_answer_length=max_answer_length, doc_stride=doc_stride,
+                     num_choices=num_choices, top_k=top_k,
+                     include_special_tokens=include_special_tokens,
+                     window_stride=window_stride, window_pooling=window_pooling,
+                     max_windows=max_windows, multi_label_threshold=multi_label_threshold)
     buckets = sorted(set(length_buckets(seq_length))
                      | set(length_buckets(config.max_position_embeddings)))
     module = ServingModule(head, config, buckets, jit_compile=jit_compile)
