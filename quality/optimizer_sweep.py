@@ -11,12 +11,15 @@ once per optimizer and seed, seed-paired:
   qnli:  a QNLI-style pair task built from the shared SQuAD subsets: (question, sentence of its
          paragraph), entailment when the sentence holds an answer, balanced; 4,000 train pairs
          from the training articles, 1,000 dev pairs from the dev articles.
+  long_text: quality/long_text_task.py's documents (an SST-2 review inside a SQuAD paragraph;
+         3,000 train, 807 dev), truncated to seq 64, batch 16 (its recipe in long_text.md, where
+         google-research's optimizer once collapsed), one epoch.
 
 One JSON line per run (commit, task, optimizer, seed, flags, every dev metric, including the
 share of the most common predicted class, seconds) is appended to --results; runs already there
 for the same commit are skipped, so an interrupted sweep resumes.
 
-  python3 quality/optimizer_sweep.py --tasks mrpc,cola,sst2,qnli --seeds 1,2,3
+  python3 quality/optimizer_sweep.py --tasks mrpc,cola,sst2,qnli,long_text --seeds 1,2,3
   python3 quality/optimizer_sweep.py --summarize
 """
 
@@ -35,7 +38,7 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(REPO, "..", "shared", "data")
 RESULTS = os.path.join(REPO, "quality", "results", "optimizer_sweep.jsonl")
-sys.path.insert(0, REPO)
+sys.path[:0] = [REPO, os.path.join(REPO, "quality")]
 from bert_tf.metrics.results import read_eval_results  # noqa: E402
 
 OPTIMIZERS = ("adamw", "adamw_torch")
@@ -43,9 +46,12 @@ RECIPE = ["--do_train", "--do_eval", "--num_train_epochs=1", "--max_seq_length=1
           "--train_batch_size=32", "--eval_batch_size=64", "--learning_rate=5e-5",
           "--warmup_proportion=0.1", "--iterations_per_loop=25",
           "--save_checkpoints_steps=100000"]
-# task -> (--task_name, the metric the table reports)
-TASKS = {"mrpc": ("MRPC", "eval_accuracy"), "cola": ("CoLA", "mcc"),
-         "sst2": ("SST-2", "eval_accuracy"), "qnli": ("QNLI", "eval_accuracy")}
+# task -> (--task_name, the metric the table reports, flags of its own)
+TASKS = {"mrpc": ("MRPC", "eval_accuracy", []), "cola": ("CoLA", "mcc", []),
+         "sst2": ("SST-2", "eval_accuracy", []), "qnli": ("QNLI", "eval_accuracy", []),
+         "long_text": ("generic", "eval_accuracy",
+                       ["--text_a_column=text", "--label_column=label", "--labels=0,1",
+                        "--max_seq_length=64", "--train_batch_size=16"])}
 
 
 def _write_tsv(path, header, rows):
@@ -112,6 +118,10 @@ def prepare(task, work_dir):
             with open(os.path.join(source, f"{split}.tsv"), encoding="utf-8") as f:
                 rows = list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
             _write_tsv(os.path.join(folder, f"{split}.tsv"), rows[0], rows[1:][:limit])
+    elif task == "long_text":
+        import long_text_task
+        long_text_task.build(folder, shared=os.path.dirname(SHARED), num_train=3000,
+                             paragraphs_per_doc=1)
     else:
         squad = os.path.join(SHARED, "squad")
         for split, name, count in (("train", "train-v1.1.first44articles.json", 4000),
@@ -153,8 +163,8 @@ def run(args):
                     continue
                 out = os.path.join(args.work_dir, f"{task}_{optimizer}_{seed}")
                 shutil.rmtree(out, ignore_errors=True)
-                flags = RECIPE + [f"--task_name={TASKS[task][0]}", f"--optimizer={optimizer}",
-                                  f"--seed={seed}"]
+                flags = RECIPE + TASKS[task][2] + [f"--task_name={TASKS[task][0]}",
+                                                   f"--optimizer={optimizer}", f"--seed={seed}"]
                 command = [sys.executable, "run_classifier.py", f"--data_dir={data_dir}",
                            f"--init_checkpoint={model}", f"--output_dir={out}"] + flags
                 started = time.time()
