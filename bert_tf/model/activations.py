@@ -9,6 +9,7 @@ that XLA's common-subexpression pass cannot merge the two and keep the tensor af
 
 import math
 
+import keras
 from keras import ops
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -56,3 +57,17 @@ def get_activation(name):
         return _ACTIVATIONS[name]
     except KeyError:
         raise ValueError(f"unknown activation {name!r}; known: {', '.join(_ACTIVATIONS)}") from None
+
+
+def activation_name(fn):
+    """The name get_activation() knows for activation `fn` (a function of this module or
+    Keras' linear, tanh or relu), None for linear: how a layer's activation is stored."""
+    if fn is keras.activations.linear:
+        return None
+    keras_names = {keras.activations.tanh: "tanh", keras.activations.relu: "relu"}
+    if fn in keras_names:
+        return keras_names[fn]
+    for name, known in _ACTIVATIONS.items():
+        if fn is known:
+            return name
+    raise ValueError(f"activation {fn!r} has no name in bert_tf.model.activations")
