@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Sequence
 import tensorflow as tf
 
 from bert_tf import fileio
+from bert_tf.model.int8 import int8_model
 from bert_tf.model.precision import with_dtype_policy
 from bert_tf import names
 from bert_tf.serving.module import ServingModule
@@ -25,6 +26,7 @@ from bert_tf.serving.padding import length_buckets
 from bert_tf.serving.heads import make_head
 from bert_tf.serving.warmup import warmup_requests, write_warmup
 from bert_tf.tokenization import vocab as _vocab
+from bert_tf.tokenization.serving_ops import MIN_TF_SERVING_VERSION_INT8
 
 if TYPE_CHECKING:
     import keras
@@ -34,17 +36,21 @@ logger = logging.getLogger("bert_tf")
 # precision -> Keras dtype policy of the exported model (None: the model's own).
 # bf16 stores the weights in bfloat16 too: "mixed_bfloat16" would cast every float32 variable
 # on every call, which made single requests slower than fp32. LayerNorm and the attention
-# softmax still compute in float32, and outputs are float32.
-PRECISIONS = {None: None, "fp32": "float32", "bf16": "bfloat16"}
+# softmax still compute in float32, and outputs are float32. int8: a float32 model whose Dense
+# projections compute in int8 (bert_tf.model.int8).
+PRECISIONS = {None: None, "fp32": "float32", "bf16": "bfloat16", "int8": "float32"}
 
 
 def check_compute_options(task: str, precision: str | None, jit_compile: bool,
                           flags: tuple[str, str] = ("precision", "jit_compile")) -> None:
-    """Raises ValueError (naming `flags`) for a precision export() lacks, or XLA for
-    fill_mask, whose [MASK] positions have data-dependent shapes XLA cannot compile."""
+    """Raises ValueError (naming `flags`) for a precision export() lacks, XLA with int8, or XLA
+    for fill_mask, whose [MASK] positions have data-dependent shapes XLA cannot compile."""
     if precision not in PRECISIONS:
         raise ValueError(f"{flags[0]} must be one of {', '.join(p for p in PRECISIONS if p)}, "
                          f"got {precision!r}")
+    if jit_compile and precision == "int8":
+        raise ValueError(f"{flags[1]} does not combine with {flags[0]} int8: XLA has no kernel "
+                         "for oneDNN's int8 matmul")
     if jit_compile and task == "fill_mask":
         raise ValueError(f"{flags[1]} is not supported for task fill_mask: its [MASK] "
                          "positions have data-dependent shapes, which XLA cannot compile")
@@ -147,7 +153,10 @@ def export(model: "keras.Model", task: str, export_dir: str | os.PathLike,
         bert_tf.tokenization.serving_ops); False exports core-TensorFlow-only signatures.
       precision: "fp32" (float32 throughout) or "bf16" (bfloat16 weights and matmuls; LayerNorm
         and softmax in float32, float32 outputs: faster on CPUs with AVX512_BF16 or AMX, and on
-        TPUs and recent GPUs, half the size); None keeps the model's own dtype policy.
+        TPUs and recent GPUs, half the size) or "int8" (every Dense projection of the encoder
+        and heads multiplies int8 weights by int8-quantized activations, the rest in float32:
+        faster on x86-64 CPUs with AVX-512 VNNI; needs tensorflow_model_server >=
+        serving_ops.MIN_TF_SERVING_VERSION_INT8); None keeps the model's own dtype policy.
       jit_compile: XLA-compile the model function (each request batch is padded to a power of
         two and a bucket length, so few shapes compile); tensorflow_model_server must then run
         with --xla_cpu_compilation_enabled=true. Not for fill_mask (its [MASK] gather has
@@ -175,7 +184,9 @@ def export(model: "keras.Model", task: str, export_dir: str | os.PathLike,
                               "overwritten (leave version=None for the next free number)")
 
     started = time.time()
-    if precision:
+    if precision == "int8":
+        model = int8_model(model)
+    elif precision:
         model = with_dtype_policy(model, PRECISIONS[precision])
     head = make_head(task, model, vocab.id_to_token, do_lower_case, seq_length,
                      labels=labels, text_pair=text_pair, max_query_length=max_query_length,
@@ -208,6 +219,8 @@ def export(model: "keras.Model", task: str, export_dir: str | os.PathLike,
                     do_lower_case=bool(do_lower_case), dtype_policy=policy,
                     jit_compile=bool(jit_compile), length_buckets=buckets,
                     tensorflow=tf.__version__)
+        if precision == "int8":
+            info.update(quantized="int8", min_tf_serving_version=MIN_TF_SERVING_VERSION_INT8)
         os.makedirs(extra, exist_ok=True)
         fileio.atomic_write_text(os.path.join(extra, names.EXPORT_INFO),
                                  json.dumps(info, indent=2) + "\n")

@@ -18,6 +18,13 @@ from tensorflow.core.protobuf import saved_model_pb2
 TF_TEXT_OPS = frozenset({"FastWordpieceTokenizeWithOffsets", "RegexSplitWithOffsets"})
 MIN_TF_SERVING_VERSION = "2.12"
 
+# What int8 exports (bert_tf.model.int8) add: oneDNN's int8 matmul, an internal op of TensorFlow
+# (hence not in tf.raw_ops) that its x86-64 Linux builds register, in the form our graphs use
+# (per-channel weight scales, fused bias and dequantization) since TensorFlow 2.17
+# (tensorflow/tensorflow#66087): such exports need an x86-64 tensorflow_model_server >= 2.17.
+INT8_OPS = frozenset({"_QuantizedMatMul"})
+MIN_TF_SERVING_VERSION_INT8 = "2.17"
+
 
 def op_types(graph_def):
     """Op types used by a GraphDef, including those inside its function library."""
@@ -43,7 +50,8 @@ def non_core_ops(ops):
     return {op for op in ops if not hasattr(tf.raw_ops, op)}
 
 
-def unsupported_serving_ops(ops):
+def unsupported_serving_ops(ops, int8=False):
     """Ops of `ops` that stock tensorflow_model_server >= MIN_TF_SERVING_VERSION may lack:
-    non-core ops other than TF_TEXT_OPS."""
-    return non_core_ops(ops) - TF_TEXT_OPS
+    non-core ops other than TF_TEXT_OPS. int8: the ops of an int8 export, which may also use
+    INT8_OPS (the server being x86-64 and >= MIN_TF_SERVING_VERSION_INT8)."""
+    return non_core_ops(ops) - TF_TEXT_OPS - (INT8_OPS if int8 else frozenset())
