@@ -1,0 +1,109 @@
+"""int8 projections (bert_tf.model.int8): the weight quantization, the layer against a float
+Dense, and a model whose every Dense computes in int8 while the rest stays float32. The int8
+kernel runs in graphs only, so every comparison calls through tf.function."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import test_serving_support as support
+from bert_tf.model.int8 import Int8Dense, int8_model, quantize_kernel
+
+
+def test_quantized_kernel_is_within_half_a_step_of_each_columns_scale():
+    rng = np.random.default_rng(0)
+    columns = np.array([1.0, 1e-3, 50.0], np.float32)                   # very different sizes
+    kernel = rng.normal(size=(64, 3)).astype(np.float32) * columns
+    quantized, scales = quantize_kernel(kernel)
+    assert quantized.dtype == np.int8 and scales.shape == (3,)
+    assert np.abs(quantized).max(axis=0).tolist() == [127, 127, 127]    # each column its own
+    assert (np.abs(quantized * scales - kernel) <= scales / 2 * 1.0001).all()
+
+
+def test_an_all_zero_column_quantizes_to_zeros():
+    quantized, scales = quantize_kernel(np.zeros((4, 2), np.float32))
+    assert not quantized.any() and (scales > 0).all()
+
+
+def _float_and_int8_dense(activation):
+    keras.utils.set_random_seed(1)
+    dense = keras.layers.Dense(48, activation=activation)
+    dense.build((None, 32))
+    dense.bias.assign(np.linspace(-1, 1, 48).astype(np.float32))
+    return dense, Int8Dense.from_dense(dense)
+
+
+@pytest.mark.parametrize("activation", [None, "tanh"])
+def test_int8_dense_computes_what_the_float_dense_computes(activation):
+    dense, layer = _float_and_int8_dense(activation)
+    x = tf.constant(np.random.default_rng(2).normal(size=(3, 5, 32)), tf.float32)
+    want, got = tf.function(dense)(x).numpy(), tf.function(layer)(x).numpy()
+    assert got.shape == (3, 5, 48)
+    before_activation = x.numpy() @ dense.kernel.numpy() + dense.bias.numpy()
+    np.testing.assert_allclose(got, want, atol=0.02 * np.abs(before_activation).max())
+    assert layer.activation == activation
+
+
+def test_int8_dense_config_rebuilds_the_layer():
+    _, layer = _float_and_int8_dense("tanh")
+    copy = Int8Dense.from_config(layer.get_config())
+    assert (copy.units, copy.activation, copy.name) == (48, "tanh", layer.name)
+
+
+def test_int8_dense_refuses_eager_calls():
+    _, layer = _float_and_int8_dense(None)
+    with pytest.raises(RuntimeError, match="inside tf.function or a SavedModel only"):
+        layer(tf.ones((2, 32)))
+
+
+def _layers(model, kind):
+    return [layer for layer in model._flatten_layers() if isinstance(layer, kind)]
+
+
+def test_every_dense_projection_becomes_int8_and_nothing_else_changes():
+    model = support.build_model("classifier")
+    quantized = int8_model(model)
+    blocks = model.config.num_hidden_layers
+    # q, k, v, attention output, intermediate, output per block; the pooler; the classifier.
+    assert len(_layers(quantized, Int8Dense)) == 6 * blocks + 2
+    assert _layers(quantized, keras.layers.Dense) == []
+    assert len(_layers(model, keras.layers.Dense)) == 6 * blocks + 2      # model untouched
+    norms = _layers(quantized, keras.layers.LayerNormalization)
+    assert len(norms) == len(_layers(model, keras.layers.LayerNormalization)) == 2 * blocks + 1
+    int8 = [w for w in quantized.weights if w.dtype == "int8"]
+    assert len(int8) == 6 * blocks + 2
+    float_weights = {w.path for w in quantized.weights if w.dtype == "float32"}
+    assert not any(path.endswith("/kernel") for path in float_weights)    # no float copy kept
+    embeddings = quantized.encoder.word_embeddings
+    assert embeddings.dtype == "float32"
+    np.testing.assert_array_equal(embeddings.numpy(), model.encoder.word_embeddings.numpy())
+
+
+def test_int8_classifier_logits_stay_close_to_the_float_models():
+    model = support.build_model("classifier")
+    features = support.classifier_features(*support.mrpc_pairs(24))
+    want = support.keras_outputs(model, features, graph=True)["logits"]
+    got = support.keras_outputs(int8_model(model), features, graph=True)["logits"]
+    assert np.abs(got - want).max() < 0.1 * np.abs(want).max()
+    assert np.mean(got.argmax(axis=1) == want.argmax(axis=1)) >= 0.8
+
+
+def _cosines(a, b):
+    return np.sum(a * b, axis=-1) / (np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1))
+
+
+def test_int8_encoder_with_real_weights_keeps_the_embeddings_direction(minilm_encoder):
+    """all-MiniLM-L6-v2 on MRPC sentences: the int8 encoder's mean-pooled token vectors (the
+    model's sentence embedding) point where float32's do. Measured 0.976-0.989: the loss is the
+    one activation scale per tensor (the same rounding simulated in float32 gives the same
+    cosines; int8 weights alone keep 0.999)."""
+    features = support.classifier_features(support.mrpc_pairs(8)[0], seq_length=64)
+    mask = features["input_mask"][..., None]
+
+    def embeddings(model):
+        tokens = support.keras_outputs(model, features, graph=True)["sequence_output"]
+        return (tokens * mask).sum(axis=1) / mask.sum(axis=1)
+
+    cosines = _cosines(embeddings(int8_model(minilm_encoder)), embeddings(minilm_encoder))
+    assert cosines.min() > 0.97
