@@ -1,0 +1,71 @@
+"""int8 exports (export(precision="int8")): raw text served close to the fp32 export, and the op
+check that lets oneDNN's int8 matmul into int8 exports only."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import test_serving_support as support
+from bert_tf import names, serving
+from bert_tf.serving.exporter import check_compute_options
+from bert_tf.tokenization import serving_ops
+
+
+@pytest.fixture(scope="module")
+def classifier_exports(tmp_path_factory):
+    """{precision: path} of one tiny random MRPC classifier exported in fp32 and int8."""
+    model = support.build_model("classifier")
+    root = tmp_path_factory.mktemp("int8")
+    return {precision: serving.export(model, "classifier", str(root / precision),
+                                      support.vocab_file(), True, support.SEQ,
+                                      labels=support.MRPC_LABELS, text_pair=True,
+                                      precision=precision, warmup=False)
+            for precision in ("fp32", "int8")}
+
+
+def test_int8_export_serves_raw_text_close_to_the_fp32_export(classifier_exports):
+    texts_a, texts_b = support.mrpc_pairs(12)
+    logits = {}
+    for precision, path in classifier_exports.items():
+        out = tf.saved_model.load(path).signatures[names.SERVING_DEFAULT](
+            text_a=tf.constant(texts_a), text_b=tf.constant(texts_b))
+        assert out["logits"].dtype == tf.float32
+        logits[precision] = out["logits"].numpy()
+    assert 0 < np.abs(logits["int8"] - logits["fp32"]).max() < 0.1 * np.abs(logits["fp32"]).max()
+    assert np.mean(logits["int8"].argmax(1) == logits["fp32"].argmax(1)) >= 0.8
+
+
+def test_int8_export_stores_int8_kernels_and_names_its_server_version(classifier_exports):
+    path = classifier_exports["int8"]
+    stored = tf.train.load_checkpoint(os.path.join(path, "variables", "variables"))
+    dtypes, shapes = stored.get_variable_to_dtype_map(), stored.get_variable_to_shape_map()
+    matrices = [(dtypes[name], shapes[name][1]) for name in dtypes if len(shapes[name]) == 2]
+    hidden = support.tiny_config().hidden_size
+    # The projections' int8 kernels (6 per block, pooler, classifier); the word, position and
+    # segment embedding tables are the only float matrices.
+    assert sorted(dtype.name for dtype, _ in matrices) == ["float32"] * 3 + ["int8"] * 14
+    assert [width for dtype, width in matrices if dtype == tf.float32] == [hidden] * 3
+    info = json.loads(open(os.path.join(path, names.ASSETS_EXTRA, names.EXPORT_INFO)).read())
+    assert (info["quantized"], info["min_tf_serving_version"]) == (
+        "int8", serving_ops.MIN_TF_SERVING_VERSION_INT8)
+
+
+def test_the_op_check_accepts_the_int8_op_in_int8_exports_only(classifier_exports):
+    int8_ops = serving_ops.saved_model_op_types(classifier_exports["int8"])
+    assert serving_ops.non_core_ops(int8_ops) == serving_ops.TF_TEXT_OPS | serving_ops.INT8_OPS
+    assert serving_ops.unsupported_serving_ops(int8_ops, int8=True) == set()
+    assert serving_ops.unsupported_serving_ops(int8_ops) == serving_ops.INT8_OPS
+    fp32_ops = serving_ops.saved_model_op_types(classifier_exports["fp32"])
+    assert serving_ops.non_core_ops(fp32_ops) == serving_ops.TF_TEXT_OPS
+    assert serving_ops.unsupported_serving_ops(
+        int8_ops | {"SomeCustomOp"}, int8=True) == {"SomeCustomOp"}
+
+
+def test_int8_does_not_combine_with_xla():
+    with pytest.raises(ValueError, match="--export_jit_compile does not combine with "
+                                         "--export_precision int8"):
+        check_compute_options("classifier", "int8", True,
+                              ("--export_precision", "--export_jit_compile"))
