@@ -10,8 +10,9 @@ LayerNorm, the attention softmax and its score/value matmuls, and activation fun
 float32. Exports using it need tensorflow_model_server >= MIN_TF_SERVING_VERSION_INT8 (see
 bert_tf.tokenization.serving_ops).
 
-The op runs in graphs only (tf.function, SavedModels): with is_weight_const the kernel keeps
-its first weights, and eager execution shares one kernel between all layers.
+The op runs in graphs only (tf.function, SavedModels), where each layer has its own kernel
+(is_weight_const lets it keep its reordered weights); eager calls share cached kernels between
+layers and gave wrong results.
 """
 
 import keras
@@ -50,7 +51,8 @@ def _int8_matmul(x, kernel, kernel_max, bias):
     """float32 [M, K] @ (int8 [K, N] scaled to +-kernel_max [N]) + bias [N] -> float32 [M, N]."""
     if tf.executing_eagerly():
         raise RuntimeError("int8 layers run inside tf.function or a SavedModel only: eagerly, "
-                           "oneDNN's int8 matmul kernel would reuse another layer's weights")
+                           "oneDNN's int8 matmul shares its cached kernels between calls and "
+                           "can return wrong results")
     xq, x_min, x_max = _quantize_activations(x)
     inputs = [xq, tf.bitcast(kernel, tf.qint8), bias, x_min, x_max, -kernel_max, kernel_max]
     _, _, op, _ = op_def_library._apply_op_helper(
