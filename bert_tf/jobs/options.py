@@ -144,10 +144,11 @@ class TrainingOptions(ModelOptions, RuntimeOptions):
                                       "line).")
     optimizer: str = option(
         "adamw_torch", "adamw_torch: torch.optim.AdamW / HuggingFace Trainer (bias-corrected, "
-        "epsilon 1e-8; learns faster on short budgets and never collapsed in "
-        "quality/results/optimizer_sweep.md); adamw: google-research's AdamW (no bias "
-        "correction, epsilon 1e-6), to reproduce its published numbers; lamb: LAMB for large "
-        "batches.", choices=("adamw", "adamw_torch", "lamb"))
+        "epsilon 1e-8): steps of the size the learning rate says from the first step; "
+        "adamw: google-research's AdamW (no bias correction, epsilon 1e-6: early steps 2-3x "
+        "larger, which collapses some runs to one class), to reproduce its published numbers; "
+        "lamb: LAMB for large batches. Measurements: quality/results/optimizer_sweep.md.",
+        choices=("adamw", "adamw_torch", "lamb"))
     lr_decay_from: str = option(
         "warmup_end", "Where the linear learning-rate decay starts: warmup_end (HuggingFace: "
         "from the peak when warm-up ends) or start (google-research: the line from the peak at "
