@@ -245,6 +245,7 @@ def test_run_squad_scores_every_few_steps_on_features_written_once(tmp_path, mon
         vocab_file=str(minilm_dir() / "vocab.txt"), output_dir=str(tmp_path / "out"),
         train_file=train, predict_file=dev, do_train=True, do_predict=True, do_eval=True,
         max_seq_length=128, doc_stride=64, train_batch_size=4, num_train_epochs=1.0,
+        epochs_over="examples",             # 16 questions / batch 4: 4 steps
         learning_rate=1e-3, iterations_per_loop=4, eval_every_steps=2, predict_batch_size=16)
     result = run_ok(squad_job.run, opts)
     out = tmp_path / "out"
