@@ -205,6 +205,17 @@ def prediction_share(values):
     return max(counted.values()) / total
 
 
+def collapsed_run(row):
+    """The run's own `collapsed` value; runs from before it was reported had no class above
+    95% of predictions (their derived share says so), so they did not collapse."""
+    if "collapsed" in row["eval"]:
+        return int(row["eval"]["collapsed"])
+    if row["prediction_majority_share"] >= 0.95:
+        raise ValueError(f"{row['task']} {row['optimizer']} seed {row['seed']}: no collapsed "
+                         "value and a predicted-class share of 95% or more")
+    return 0
+
+
 def summarize(args):
     rows = read_rows(args.results)
     if args.commit:
@@ -214,8 +225,8 @@ def summarize(args):
         cells[(r["task"], r["optimizer"])][r["seed"]] = r
     seeds = sorted({r["seed"] for r in rows})
     lines = ["| task | metric | optimizer | " + " | ".join(f"seed {s}" for s in seeds)
-             + " | mean | min | largest share of one predicted class |",
-             "|---|---|---|" + "---|" * len(seeds) + "---|---|---|"]
+             + " | mean | min | largest share of one predicted class | collapsed runs |",
+             "|---|---|---|" + "---|" * len(seeds) + "---|---|---|---|"]
     for task in TASKS:
         for optimizer in OPTIMIZERS:
             runs = cells.get((task, optimizer))
@@ -223,11 +234,13 @@ def summarize(args):
                 continue
             values = [runs[s]["value"] for s in seeds if s in runs]
             shares = [runs[s]["prediction_majority_share"] for s in seeds if s in runs]
+            collapsed = [collapsed_run(runs[s]) for s in seeds if s in runs]
             lines.append(
                 f"| {task} | {TASKS[task][1]} | {optimizer} | "
                 + " | ".join(f"{100 * runs[s]['value']:.2f}" if s in runs else "" for s in seeds)
                 + f" | **{100 * sum(values) / len(values):.2f}** | {100 * min(values):.2f} | "
-                + (f"{max(shares):.3f}" if shares else "") + " |")
+                + (f"{max(shares):.3f}" if shares else "")
+                + f" | {sum(collapsed)} of {len(collapsed)} |")
     print("\n".join(lines))
 
 
