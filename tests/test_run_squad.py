@@ -93,7 +93,8 @@ def _options(tmp_path, vocab, **kwargs):
     values = dict(config=tiny_config(len(open(vocab).read().split())), vocab_file=vocab,
                   output_dir=str(tmp_path / "out"), max_seq_length=64, doc_stride=24,
                   max_query_length=16, train_batch_size=16, predict_batch_size=32,
-                  iterations_per_loop=25, save_checkpoints_steps=1000)
+                  iterations_per_loop=25, save_checkpoints_steps=1000,
+                  epochs_over="examples")       # the tests size training in questions
     values.update(kwargs)
     return SquadOptions(**values)
 
@@ -157,10 +158,10 @@ def test_real_squad_slice_writes_the_original_outputs(tmp_path):
         config=tiny_config(30522, seq=128), vocab_file=vocab, output_dir=str(tmp_path / "out"),
         train_file=train, predict_file=dev, do_train=True, do_predict=True, do_eval=True,
         max_seq_length=128, doc_stride=64, train_batch_size=4, num_train_epochs=1.0,
-        iterations_per_loop=2, predict_batch_size=16)
+        epochs_over="examples", iterations_per_loop=2, predict_batch_size=16)
     result = run(opts, tf.distribute.get_strategy())
     out = tmp_path / "out"
-    assert result["train"]["step"] == 2
+    assert result["train"]["step"] == 2                 # 8 questions / batch 4
     assert not (out / "null_odds.json").exists()
     predictions = _read_json(out / "predictions.json")
     nbest = _read_json(out / "nbest_predictions.json")

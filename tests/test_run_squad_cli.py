@@ -25,8 +25,8 @@ GOOGLE_DEFAULTS = {
 OUR_DEFAULTS = {
     "do_eval": False, "skip_bad_examples": False, "strategy": "default", "mixed_precision": None,
     "jit_compile": False, "model_preset": None, "seed": 12345, "num_cpu_devices": 0,
-    "deterministic": False, "gradient_accumulation_steps": 1, "optimizer": "adamw",
-    "lr_decay_from": "warmup_end", "export_dir": None,
+    "deterministic": False, "gradient_accumulation_steps": 1, "optimizer": "adamw_torch",
+    "lr_decay_from": "warmup_end", "export_dir": None, "epochs_over": "features",
 }
 
 
@@ -54,7 +54,8 @@ def test_mirrored_run_on_two_cpu_devices_answers_every_question(tmp_path):
          f"--train_file={train}", f"--predict_file={dev}", "--do_train", "--do_predict",
          "--do_eval", "--version_2_with_negative", "--max_seq_length=64", "--doc_stride=24",
          "--max_query_length=16", "--train_batch_size=8", "--predict_batch_size=6",
-         "--num_train_epochs=1", "--iterations_per_loop=5", "--strategy=mirrored",
+         "--num_train_epochs=1", "--epochs_over=examples", "--iterations_per_loop=5",
+         "--strategy=mirrored",
          "--num_cpu_devices=2", f"--export_dir={tmp_path / 'export'}"], env=ENV,
         capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
