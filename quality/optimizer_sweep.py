@@ -26,6 +26,7 @@ for the same commit are skipped, so an interrupted sweep resumes.
 import argparse
 import collections
 import csv
+import itertools
 import json
 import os
 import random
@@ -43,8 +44,7 @@ from bert_tf.metrics.results import read_eval_results  # noqa: E402
 
 OPTIMIZERS = ("adamw", "adamw_torch")
 RECIPE = ["--do_train", "--do_eval", "--num_train_epochs=1", "--max_seq_length=128",
-          "--train_batch_size=32", "--eval_batch_size=64", "--learning_rate=5e-5",
-          "--warmup_proportion=0.1", "--iterations_per_loop=25",
+          "--train_batch_size=32", "--eval_batch_size=64", "--warmup_proportion=0.1", "--iterations_per_loop=25",
           "--save_checkpoints_steps=100000"]
 # task -> (--task_name, the metric the table reports, flags of its own)
 TASKS = {"mrpc": ("MRPC", "eval_accuracy", []), "cola": ("CoLA", "mcc", []),
@@ -152,19 +152,22 @@ def read_rows(path):
 
 def run(args):
     head, model = commit(), minilm()
-    done = {(r["task"], r["optimizer"], r["seed"]) for r in read_rows(args.results)
-            if r["commit"] == head}
+    done = {(r["task"], r["optimizer"], learning_rate(r), r["seed"])
+            for r in read_rows(args.results) if r["commit"] == head}
     for seed in [int(s) for s in args.seeds.split(",")]:
         for task in args.tasks.split(","):
             data_dir = prepare(task, args.work_dir)
             for optimizer in args.optimizers.split(","):
-                if (task, optimizer, seed) in done:
-                    print(f"skip {task} {optimizer} seed {seed}: in {args.results}", flush=True)
+                if (task, optimizer, args.learning_rate, seed) in done:
+                    print(f"skip {task} {optimizer} lr {args.learning_rate:g} seed {seed}: "
+                          f"in {args.results}", flush=True)
                     continue
-                out = os.path.join(args.work_dir, f"{task}_{optimizer}_{seed}")
+                out = os.path.join(args.work_dir,
+                                   f"{task}_{optimizer}_{args.learning_rate:g}_{seed}")
                 shutil.rmtree(out, ignore_errors=True)
-                flags = RECIPE + TASKS[task][2] + [f"--task_name={TASKS[task][0]}",
-                                                   f"--optimizer={optimizer}", f"--seed={seed}"]
+                flags = RECIPE + TASKS[task][2] + [
+                    f"--task_name={TASKS[task][0]}", f"--optimizer={optimizer}",
+                    f"--learning_rate={args.learning_rate:g}", f"--seed={seed}"]
                 command = [sys.executable, "run_classifier.py", f"--data_dir={data_dir}",
                            f"--init_checkpoint={model}", f"--output_dir={out}"] + flags
                 started = time.time()
@@ -175,16 +178,24 @@ def run(args):
                     raise SystemExit(f"{task} {optimizer} seed {seed} failed "
                                      f"(rc {proc.returncode})")
                 values = read_eval_results(os.path.join(out, "eval_results.txt"))
-                row = {"commit": head, "task": task, "optimizer": optimizer, "seed": seed,
-                       "flags": flags, "metric": TASKS[task][1],
+                row = {"commit": head, "task": task, "optimizer": optimizer,
+                       "learning_rate": args.learning_rate, "seed": seed, "flags": flags, "metric": TASKS[task][1],
                        "value": values[TASKS[task][1]], "eval": values,
                        "prediction_majority_share": prediction_share(values),
                        "seconds": round(time.time() - started, 1)}
                 with open(args.results, "a", encoding="utf-8") as f:
                     f.write(json.dumps(row) + "\n")
-                print(f"{task} {optimizer} seed {seed}: {row['metric']} = {row['value']:.4f}, "
+                print(f"{task} {optimizer} lr {args.learning_rate:g} seed {seed}: {row['metric']} = {row['value']:.4f}, "
                       f"most common predicted class "
                       f"{row['prediction_majority_share']:.3f} ({row['seconds']:.0f} s)", flush=True)
+
+
+def learning_rate(row):
+    """The run's learning rate (rows from before it was recorded carry it in their flags)."""
+    if "learning_rate" in row:
+        return row["learning_rate"]
+    return float(next(f for f in row["flags"] if f.startswith("--learning_rate="))
+                 .split("=", 1)[1])
 
 
 def prediction_share(values):
@@ -222,25 +233,25 @@ def summarize(args):
         rows = [r for r in rows if r["commit"].startswith(args.commit)]
     cells = collections.defaultdict(dict)
     for r in rows:
-        cells[(r["task"], r["optimizer"])][r["seed"]] = r
+        cells[(r["task"], r["optimizer"], learning_rate(r))][r["seed"]] = r
     seeds = sorted({r["seed"] for r in rows})
-    lines = ["| task | metric | optimizer | " + " | ".join(f"seed {s}" for s in seeds)
+    lines = ["| task | metric | optimizer | lr | " + " | ".join(f"seed {s}" for s in seeds)
              + " | mean | min | largest share of one predicted class | collapsed runs |",
-             "|---|---|---|" + "---|" * len(seeds) + "---|---|---|---|"]
-    for task in TASKS:
-        for optimizer in OPTIMIZERS:
-            runs = cells.get((task, optimizer))
-            if not runs:
-                continue
-            values = [runs[s]["value"] for s in seeds if s in runs]
-            shares = [runs[s]["prediction_majority_share"] for s in seeds if s in runs]
-            collapsed = [collapsed_run(runs[s]) for s in seeds if s in runs]
-            lines.append(
-                f"| {task} | {TASKS[task][1]} | {optimizer} | "
-                + " | ".join(f"{100 * runs[s]['value']:.2f}" if s in runs else "" for s in seeds)
-                + f" | **{100 * sum(values) / len(values):.2f}** | {100 * min(values):.2f} | "
-                + (f"{max(shares):.3f}" if shares else "")
-                + f" | {sum(collapsed)} of {len(collapsed)} |")
+             "|---|---|---|---|" + "---|" * len(seeds) + "---|---|---|---|"]
+    rates = sorted({key[2] for key in cells})
+    for task, optimizer, rate in itertools.product(TASKS, OPTIMIZERS, rates):
+        runs = cells.get((task, optimizer, rate))
+        if not runs:
+            continue
+        values = [runs[s]["value"] for s in seeds if s in runs]
+        shares = [runs[s]["prediction_majority_share"] for s in seeds if s in runs]
+        collapsed = [collapsed_run(runs[s]) for s in seeds if s in runs]
+        lines.append(
+            f"| {task} | {TASKS[task][1]} | {optimizer} | {rate:g} | "
+            + " | ".join(f"{100 * runs[s]['value']:.2f}" if s in runs else "" for s in seeds)
+            + f" | **{100 * sum(values) / len(values):.2f}** | {100 * min(values):.2f} | "
+            + (f"{max(shares):.3f}" if shares else "")
+            + f" | {sum(collapsed)} of {len(collapsed)} |")
     print("\n".join(lines))
 
 
@@ -249,6 +260,7 @@ def main():
     parser.add_argument("--tasks", default=",".join(TASKS))
     parser.add_argument("--optimizers", default=",".join(OPTIMIZERS))
     parser.add_argument("--seeds", default="1,2,3")
+    parser.add_argument("--learning_rate", type=float, default=5e-5)
     parser.add_argument("--work_dir", default="/tmp/bert_tf_quality/optimizer_sweep")
     parser.add_argument("--results", default=RESULTS)
     parser.add_argument("--summarize", action="store_true",
