@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from bert_tf.checkpoints.formats import find_config, read_any, resolve
 from bert_tf.checkpoints.hf import write_hf
+from bert_tf.checkpoints.layer_subset import select_layers
 from bert_tf.checkpoints.names import extract, model_variables
 from bert_tf.checkpoints.native import write_native
 from bert_tf.checkpoints.report import CheckpointError, LoadReport, assign
@@ -34,7 +35,7 @@ def _task_of(model):
 
 
 def load_weights(model: "keras.Model", path: str | os.PathLike,
-                 require_heads: bool = False) -> LoadReport:
+                 require_heads: bool = False, layers: list[int] | None = None) -> LoadReport:
     """Loads a checkpoint of any format into an encoder or task model; returns a LoadReport.
 
     Encoder weights must all be present and fit; heads absent from the checkpoint stay freshly
@@ -45,9 +46,18 @@ def load_weights(model: "keras.Model", path: str | os.PathLike,
       path: a TF1 prefix (.../bert_model.ckpt), a HuggingFace folder or model.safetensors, or a
         native checkpoint prefix or folder (a runner's output_dir; its latest checkpoint).
       require_heads: raise CheckpointError when the checkpoint lacks a head variable too.
+      layers: the checkpoint's encoder layers that become the model's, in order (a student
+        with fewer layers, layer_subset.select_layers); default: layer i is layer i.
     """
-    fmt, arrays, unmapped = read_any(path, model_config(model), _task_of(model))
-    report = assign(model, arrays, f"{path} ({fmt})", require_heads=require_heads)
+    config = model_config(model)
+    if layers is not None and config is not None:     # a native checkpoint: read those layers
+        config = config.replace(num_hidden_layers=max(layers) + 1)
+    fmt, arrays, unmapped = read_any(path, config, _task_of(model))
+    source = f"{path} ({fmt})"
+    if layers is not None:
+        arrays = select_layers(arrays, layers, source)
+        source = f"{path} ({fmt}, encoder layers {','.join(map(str, layers))})"
+    report = assign(model, arrays, source, require_heads=require_heads)
     report.unexpected.extend(unmapped)
     return report
 

@@ -19,6 +19,7 @@ import os
 import numpy as np
 
 from bert_tf.jobs.checks import check_vocab_size
+from bert_tf.jobs.distillation import DistillationOptions
 from bert_tf.jobs.results import record_eval, save_label_list
 from bert_tf.jobs.driver import Evaluation, FinetuneTask, TrainingData, run_task
 from bert_tf.jobs.finetune import FinetuneOptions, cross_entropy, predict_logits, softmax
@@ -29,7 +30,7 @@ from bert_tf.training.class_weights import ClassWeightOptions
 logger = logging.getLogger("bert_tf")
 
 @dataclasses.dataclass(kw_only=True)
-class ClassifierOptions(FinetuneOptions, ClassWeightOptions):
+class ClassifierOptions(FinetuneOptions, ClassWeightOptions, DistillationOptions):
     task_name: str = option(
         None, "The task: cola, sst-2, mrpc, sts-b, qqp, mnli, qnli, rte, wnli, ax, xnli, or "
         "generic (your own files; see the column flags).", required=True)
@@ -97,6 +98,7 @@ class ClassifierOptions(FinetuneOptions, ClassWeightOptions):
                                  "unevenly: it cannot be used with --doc_stride")
         from bert_tf.jobs.multilabel import validate_options
         validate_options(self)
+        self.validate_distillation()
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -358,6 +360,14 @@ class ClassifierTask(FinetuneTask):
         check_vocab_size(self.inputs.preprocessor.tokenizer.vocabulary_size(), opts)
         logger.info("task %s: %s", data.task, "regression" if data.is_regression
                     else f"{data.num_labels} labels {data.labels}")
+        self.teacher = None
+        if opts.teacher_checkpoint:
+            from bert_tf.jobs.distillation import read_teacher
+            if data.is_regression and non_defaults(opts, ("distill_temperature",)):
+                raise ValueError("--distill_temperature applies to classification: a "
+                                 "regression student learns the teacher's score itself")
+            self.teacher = read_teacher(opts.teacher_checkpoint, data.labels,
+                                        data.is_regression, data.task)
         if data.is_regression:
             return {}
         from bert_tf.metrics.classification import metric_labels
@@ -371,18 +381,38 @@ class ClassifierTask(FinetuneTask):
     def default_metric(self):
         return self.data.info.primary_metric
 
+    def run_record(self):
+        return {} if self.teacher is None else {"teacher": self.teacher.record()}
+
     def training_data(self):
         inputs = self.inputs
         columns = inputs.columns(self.data.examples("train"))
         source = inputs.source(columns, f"{self.data.task}_train")
-        return TrainingData(inputs.dataset_fn(source, self.opts.train_batch_size, True),
-                            columns.num_examples, label_ids=columns.label_ids)
+        dataset_fn = inputs.dataset_fn(source, self.opts.train_batch_size, True)
+        if self.teacher is not None:
+            dataset_fn = self.with_teacher(dataset_fn, columns)
+        return TrainingData(dataset_fn, columns.num_examples, label_ids=columns.label_ids)
+
+    def with_teacher(self, dataset_fn, columns):
+        """dataset_fn with the teacher's logits of each example (computed here, once); the
+        random seed is set again afterwards, so that the student starts as it would without
+        the teacher."""
+        import keras
+
+        from bert_tf.jobs.distillation import teacher_logits, with_teacher_logits
+        logits = teacher_logits(self.teacher, columns, self.opts.eval_batch_size)
+        keras.utils.set_random_seed(self.opts.seed)
+        return with_teacher_logits(dataset_fn, logits)
 
     def loss(self, training):
         from bert_tf.objectives.classification import ClassificationObjective
         label_ids = None if training is None else training.label_ids
-        return ClassificationObjective(self.data.is_regression,
-                                       class_weights(self.opts, self.data, label_ids),
+        weights = class_weights(self.opts, self.data, label_ids)
+        if self.teacher is not None:
+            from bert_tf.objectives.distillation import DistillationObjective
+            return DistillationObjective(self.data.is_regression, self.opts.distill_temperature,
+                                         self.opts.distill_alpha, weights)
+        return ClassificationObjective(self.data.is_regression, weights,
                                        multi_label=self.opts.multi_label)
 
     def build_model(self):

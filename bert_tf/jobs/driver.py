@@ -74,6 +74,11 @@ class FinetuneTask:
         the labels). Returns the files best/ keeps beside the weights ({name: text})."""
         return {}
 
+    def run_record(self):
+        """What run_options.json records beside the task's head and options ({key: JSON-able
+        value}; default: nothing)."""
+        return {}
+
     def training_data(self):
         """The TrainingData of --do_train."""
         raise NotImplementedError
@@ -132,12 +137,13 @@ class FinetuneTask:
 
 
 def record_options(task):
-    """Writes output_dir/run_options.json (the task's head and every option of the run, as
-    flags name them: what bert_tf.predict reads a checkpoint's input settings from, and a
-    record of the command). Returns {its name: its text} for best/."""
+    """Writes output_dir/run_options.json (the task's head, every option of the run, as
+    flags name them, and the task's run_record(): what bert_tf.predict reads a checkpoint's
+    input settings from, and a record of the command). Returns {its name: its text} for
+    best/."""
     from bert_tf.names import RUN_OPTIONS
-    text = json.dumps({"task": task.head, "options": option_values(task.opts)}, indent=2,
-                      sort_keys=True, default=str) + "\n"
+    text = json.dumps(dict(task.run_record(), task=task.head, options=option_values(task.opts)),
+                      indent=2, sort_keys=True, default=str) + "\n"
     fileio.atomic_write_text(os.path.join(task.opts.output_dir, RUN_OPTIONS), text)
     return {RUN_OPTIONS: text}
 

@@ -17,13 +17,14 @@ GOOGLE_OPTIMIZER_NOTE = ("optimizer: adamw (google-research's AdamWeightDecay: n
                          "(torch/HuggingFace)")
 
 
-def init_from_checkpoint(model, init_checkpoint):
+def init_from_checkpoint(model, init_checkpoint, layers=None):
     """Loads `init_checkpoint` (any format) into `model`, logging what was loaded and which heads
-    start fresh. Returns the LoadReport or None."""
+    start fresh; `layers`: the checkpoint's encoder layers the model's are (--student_layers).
+    Returns the LoadReport or None."""
     if not init_checkpoint:
         logger.info("no init_checkpoint: every weight is freshly initialised")
         return None
-    report = load_weights(model, init_checkpoint)
+    report = load_weights(model, init_checkpoint, layers=layers)
     logger.info("init_checkpoint: %s", report.summary())
     if report.missing:
         logger.info("freshly initialised heads: %s", ", ".join(report.missing))
@@ -97,7 +98,8 @@ def build_trainer(opts, strategy, build_model, objective, num_train_steps=1,
                          "the trained checkpoint with export_savedmodel.py")
     with strategy.scope():
         model = build_model()
-        report = init_from_checkpoint(model, opts.init_checkpoint)
+        report = init_from_checkpoint(model, opts.init_checkpoint,
+                                      getattr(opts, "student_layers", None))
         freeze(model, getattr(opts, "freeze_encoder", False), getattr(opts, "freeze_layers", 0),
                from_checkpoint=report is not None)
         optimizer = make_optimizer(opts.learning_rate, num_train_steps, num_warmup_steps,

@@ -1,0 +1,225 @@
+"""run_classifier's task distillation: a student (often smaller: --student_layers, or a smaller
+--bert_config_file) trained on the gold labels and on the soft targets of a fine-tuned
+run_classifier run (--teacher_checkpoint), by bert_tf.objectives.distillation's loss.
+
+The teacher is frozen and runs in eval mode (no dropout), and the training examples are the
+same every epoch, so its logits are the same at every step: they are computed once, before
+training, in one pass over the training set with the teacher's own tokenization (its
+vocabulary, casing, sequence length and windows, from its run_options.json), then fed to the
+student beside each example's features (`teacher_logits`, looked up by `example_index`). The
+teacher is not kept in memory while the student trains, and a training step costs what it
+costs without distillation.
+"""
+
+import dataclasses
+import logging
+import os
+import time
+
+import numpy as np
+
+from bert_tf.options import non_defaults, option
+
+logger = logging.getLogger("bert_tf")
+
+_DISTILL_SETTINGS = ("distill_temperature", "distill_alpha")
+
+
+@dataclasses.dataclass(kw_only=True)
+class DistillationOptions:
+    """The distillation flags. With student_layers, `config` (--bert_config_file, else the
+    config beside --init_checkpoint) describes --init_checkpoint and becomes the student's:
+    num_hidden_layers = len(student_layers)."""
+
+    teacher_checkpoint: str = option(
+        None, "Distil a fine-tuned run_classifier run into this one: its output_dir (the latest "
+        "checkpoint) or its best/ folder. The student learns from the teacher's soft targets "
+        "(--distill_temperature, --distill_alpha) beside the gold labels; the teacher's labels "
+        "must be the task's. Its logits are computed once per training example before "
+        "training.")
+    distill_temperature: float = option(
+        2.0, "--teacher_checkpoint, classification: the softmax temperature T of the soft "
+        "targets; the soft loss is KL(teacher_T || student_T) * T^2.")
+    distill_alpha: float = option(
+        0.5, "--teacher_checkpoint: the weight of the soft loss (the squared distance to the "
+        "teacher's score for regression); the gold-label loss gets 1 - alpha.")
+    student_layers: list = option(
+        None, "Initialise the encoder from these Transformer layers of --init_checkpoint, in "
+        "order (e.g. 0,2,4: a 3-layer model; embeddings, pooler and head as they are there); "
+        "the run's bert_config.json gets num_hidden_layers = their number. Alternatively give "
+        "a smaller --bert_config_file.")
+
+    def __post_init__(self):
+        if self.student_layers:
+            self.student_layers = parse_student_layers(self.student_layers,
+                                                       self.config.num_hidden_layers)
+            if not self.init_checkpoint:
+                raise ValueError("--student_layers picks layers of --init_checkpoint: give one")
+            self.config = self.config.replace(num_hidden_layers=len(self.student_layers))
+        else:
+            self.student_layers = None
+
+    def validate_distillation(self):
+        """The flags' values and combinations; raises ValueError naming the flags."""
+        if not self.teacher_checkpoint:
+            given = non_defaults(self, _DISTILL_SETTINGS)
+            if given:
+                raise ValueError(f"{', '.join(given)}: only with --teacher_checkpoint")
+            return
+        if not self.do_train:
+            raise ValueError("--teacher_checkpoint trains a student: it needs --do_train")
+        if self.multi_label:
+            raise ValueError("--teacher_checkpoint: distilling a --multi_label run is not "
+                             "supported (classification and regression are)")
+        if not 0.0 <= self.distill_alpha <= 1.0:
+            raise ValueError(f"--distill_alpha must be in [0, 1], got {self.distill_alpha}")
+        if not self.distill_temperature > 0:
+            raise ValueError(f"--distill_temperature must be > 0, got "
+                             f"{self.distill_temperature}")
+        from bert_tf import fileio
+        if not fileio.exists(self.teacher_checkpoint):
+            raise FileNotFoundError(f"--teacher_checkpoint {self.teacher_checkpoint} does not "
+                                    f"exist")
+
+
+def parse_student_layers(values, num_layers):
+    """The layer indices of --student_layers (strings or ints), checked: integers in
+    [0, num_layers), strictly increasing."""
+    flag = f"--student_layers={','.join(map(str, values))}"
+    try:
+        layers = [int(str(v).strip()) for v in values]
+    except ValueError:
+        raise ValueError(f"{flag}: expected layer numbers, comma-separated (e.g. 0,2,4)") \
+            from None
+    outside = [i for i in layers if not 0 <= i < num_layers]
+    if outside:
+        raise ValueError(f"{flag}: layer {outside[0]} is not one of --init_checkpoint's "
+                         f"{num_layers} layers (0-{num_layers - 1}, as its config says)")
+    if any(b <= a for a, b in zip(layers, layers[1:])):
+        raise ValueError(f"{flag}: the layers must be strictly increasing (each taken once, "
+                         f"in the order the student stacks them)")
+    return layers
+
+
+# --------------------------------------------------------------------------- the teacher
+@dataclasses.dataclass
+class Teacher:
+    """A fine-tuned run_classifier checkpoint and how its run read its inputs."""
+
+    path: str
+    labels: list                 # class-id order; None for a regression teacher
+    config: object               # its BertConfig
+    vocab_file: str
+    do_lower_case: bool
+    max_seq_length: int
+    doc_stride: int = 0
+    window_pooling: str = "mean"
+    max_windows: int = 0
+
+    @property
+    def is_regression(self):
+        return self.labels is None
+
+    def record(self):
+        """What run_options.json records of the teacher."""
+        return {"checkpoint": self.path, "labels": self.labels,
+                "task": "regression" if self.is_regression else "classifier"}
+
+
+def read_teacher(path, labels, is_regression, task):
+    """The Teacher at `path` (a run_classifier output_dir or best/: its run_options.json,
+    config, vocabulary and label_list.txt beside the checkpoint), checked against the student's
+    task (`labels` in class-id order, `is_regression`, `task` its name in messages)."""
+    from bert_tf.checkpoints import find_config
+    from bert_tf.checkpoints.run_options import beside, read_run_options, settings_from_run
+    from bert_tf.data.classification.writers import read_label_list
+    from bert_tf.names import LABELS_FILE, RUN_OPTIONS, VOCAB_ASSET
+    from bert_tf.prediction.loading import checkpoint_head
+    where = f"--teacher_checkpoint {path}"
+    record = read_run_options(path)
+    if record is None or not record.serves("classifier"):
+        what = "none" if record is None else f"a {record.head} run's"
+        raise ValueError(f"{where}: not a run_classifier run ({RUN_OPTIONS} beside it: "
+                         f"{what}): give a fine-tuned run_classifier output_dir or its best/")
+    if record.options.get("multi_label"):
+        raise ValueError(f"{where}: a --multi_label run; distillation supports classification "
+                         f"and regression teachers")
+    kind, units, _, _ = checkpoint_head(path)
+    if is_regression != (kind == "regression"):
+        held = "a regression model" if kind == "regression" else f"a {kind} of {units} labels"
+        wanted = "a regression" if is_regression else f"a classification ({len(labels)} labels)"
+        raise ValueError(f"{where} is {held}, but the task {task} is {wanted}")
+    teacher_labels = None
+    if not is_regression:
+        found = beside(path, LABELS_FILE)
+        if not found:
+            raise ValueError(f"{where}: no {LABELS_FILE} beside it, so its labels cannot be "
+                             f"checked against the task's")
+        teacher_labels = read_label_list(found)
+        if teacher_labels != list(labels):
+            raise ValueError(f"{where}: the teacher's labels {teacher_labels} ({found}) are not "
+                             f"the task's labels {list(labels)} ({task}), in class-id order: "
+                             f"the teacher must be fine-tuned on the same labels")
+    vocab_file = beside(path, VOCAB_ASSET) or record.options.get("vocab_file")
+    if not vocab_file:
+        raise ValueError(f"{where}: no {VOCAB_ASSET} beside it and none in {record.path}")
+    taken = settings_from_run(record, {}, "regression" if is_regression else "classifier")
+    return Teacher(os.fspath(path), teacher_labels, find_config(path), vocab_file,
+                   do_lower_case=taken.get("do_lower_case", True),
+                   max_seq_length=taken.get("max_seq_length", 128),
+                   doc_stride=taken.get("doc_stride", 0),
+                   window_pooling=taken.get("window_pooling", "mean"),
+                   max_windows=taken.get("max_windows", 0))
+
+
+def teacher_logits(teacher, columns, batch_size):
+    """float32 [N, C] logits of `teacher` for every example of `columns` (ExampleColumns), in
+    example order: the teacher built, loaded, run in eval mode over them once, then dropped."""
+    import tensorflow as tf
+
+    from bert_tf.checkpoints import load_weights
+    from bert_tf.data.classification import pipeline
+    from bert_tf.model import BertClassifier, BertEncoder
+    start = time.perf_counter()
+    units = 1 if teacher.is_regression else len(teacher.labels)
+    model = BertClassifier(BertEncoder(teacher.config), units,
+                           window_pooling=teacher.window_pooling if teacher.doc_stride else None)
+    report = load_weights(model, teacher.path, require_heads=True)
+    logger.info("teacher: %s", report.summary())
+    preprocessor = pipeline.make_preprocessor(teacher.vocab_file, teacher.do_lower_case,
+                                              teacher.max_seq_length, teacher.doc_stride,
+                                              teacher.max_windows)
+    dataset = pipeline.classifier_dataset(
+        columns, batch_size, is_training=False, max_seq_length=teacher.max_seq_length,
+        preprocessor=preprocessor, is_regression=teacher.is_regression)
+    keys = pipeline.MODEL_KEYS + ("window_example",)
+
+    @tf.function(reduce_retracing=True)
+    def forward(features):
+        return model({k: features[k] for k in keys if k in features}, training=False)["logits"]
+
+    logits = np.zeros((columns.num_examples, units), np.float32)
+    seen = np.zeros(columns.num_examples, bool)
+    for features in dataset:
+        index = features["example_index"].numpy()
+        logits[index] = tf.cast(forward(features), tf.float32).numpy()
+        seen[index] = True
+    if not seen.all():
+        raise RuntimeError(f"teacher: {int((~seen).sum())} of {columns.num_examples} training "
+                           f"examples got no logits")
+    logger.info("teacher logits of %d training examples (%s, batch %d) in %.1f s",
+                columns.num_examples, teacher.path, batch_size, time.perf_counter() - start)
+    return logits
+
+
+def with_teacher_logits(dataset_fn, logits):
+    """The Trainer's dataset_fn with each batch's `teacher_logits` [B, C] (rows of `logits`
+    picked by the batch's example_index)."""
+    import tensorflow as tf
+
+    def fn(input_context):
+        table = tf.constant(logits, tf.float32)
+        return dataset_fn(input_context).map(
+            lambda features: dict(features, teacher_logits=tf.gather(
+                table, features["example_index"])))
+    return fn

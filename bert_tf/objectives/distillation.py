@@ -1,0 +1,58 @@
+"""Task distillation: the classification objective with a second term, the student's distance
+to a frozen teacher's outputs (the `teacher_logits` [B, C] feature, computed once per training
+example before training, bert_tf.jobs.distillation).
+
+loss = (1 - alpha) * hard + alpha * soft, where hard is ClassificationObjective's loss on the
+gold labels (class-weighted when asked) and soft the mean over the batch of
+  classification: KL(softmax(teacher / T) || softmax(student / T)) * T^2 (Hinton et al.: the
+                  T^2 keeps the soft gradients' scale as T changes);
+  regression:     (student - teacher)^2, the squared distance to the teacher's score.
+Training metrics: accuracy, and both terms unweighted (label_loss, distill_loss).
+"""
+
+import tensorflow as tf
+
+from bert_tf.objectives.classification import ClassificationObjective, per_example_loss
+
+
+def soft_loss(student_logits, teacher_logits, temperature, is_regression):
+    """[B] per-example soft-target losses (see the module docstring)."""
+    student = tf.cast(student_logits, tf.float32)
+    teacher = tf.cast(teacher_logits, tf.float32)
+    if is_regression:
+        return tf.square(student[:, 0] - teacher[:, 0])
+    teacher_log = tf.nn.log_softmax(teacher / temperature, axis=-1)
+    student_log = tf.nn.log_softmax(student / temperature, axis=-1)
+    kl = tf.reduce_sum(tf.exp(teacher_log) * (teacher_log - student_log), axis=-1)
+    return kl * temperature ** 2
+
+
+class DistillationObjective(ClassificationObjective):
+    loss_terms = ("classification", "distillation")
+
+    def __init__(self, is_regression, temperature, alpha, class_weights=None):
+        super().__init__(is_regression, class_weights)
+        self.temperature, self.alpha = float(temperature), float(alpha)
+        self.metric_names = self.metric_names + ("label_loss", "distill_loss")
+
+    def denominators(self, features):
+        examples = tf.cast(tf.shape(features["label_ids"])[0], tf.float32)
+        return dict(super().denominators(features), distillation=examples)
+
+    def _soft_sum(self, outputs, features):
+        return tf.reduce_sum(soft_loss(outputs["logits"], features["teacher_logits"],
+                                       self.temperature, self.is_regression))
+
+    def numerators(self, outputs, features):
+        hard = super().numerators(outputs, features)["classification"]
+        return {"classification": (1.0 - self.alpha) * hard,
+                "distillation": self.alpha * self._soft_sum(outputs, features)}
+
+    def metrics(self, outputs, features):
+        weights = self._weights(features)
+        hard = tf.reduce_sum(weights * per_example_loss(
+            outputs["logits"], features["label_ids"], self.is_regression))
+        examples = tf.cast(tf.shape(features["label_ids"])[0], tf.float32)
+        return dict(super().metrics(outputs, features),
+                    label_loss=(hard, tf.reduce_sum(weights)),
+                    distill_loss=(self._soft_sum(outputs, features), examples))

@@ -1,0 +1,164 @@
+"""run_classifier's task distillation: a student initialised from some of a checkpoint's
+layers (--student_layers), the soft-target loss, the teacher's checks, and a tiny student
+trained from a tiny fine-tuned teacher end to end."""
+
+import json
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf.checkpoints import save_weights
+from bert_tf.config import BertConfig
+from bert_tf.jobs.classifier import ClassifierOptions, build_model, run
+from bert_tf.metrics.results import read_eval_results
+from bert_tf.objectives.distillation import DistillationObjective, soft_loss
+from bert_tf.training.setup import init_from_checkpoint
+from helpers import minilm_dir, shared_path
+
+TINY = dict(vocab_size=30522, max_position_embeddings=128)
+
+
+def _options(**kwargs):
+    values = dict(vocab_file=str(minilm_dir() / "vocab.txt"), do_lower_case=True,
+                  max_seq_length=64, seed=1, train_batch_size=8, eval_batch_size=16,
+                  iterations_per_loop=5)
+    values.update(kwargs)
+    keras.utils.set_random_seed(values["seed"])
+    return ClassifierOptions(**values)
+
+
+@pytest.fixture(scope="module")
+def mrpc_small(tmp_path_factory):
+    """The first 40 MRPC training pairs as train and dev set, the first 10 test pairs."""
+    folder = tmp_path_factory.mktemp("mrpc")
+    mrpc = shared_path("data/glue/MRPC")
+    for name, rows in (("train.tsv", 40), ("dev.tsv", 40), ("test.tsv", 10)):
+        source = "test.tsv" if name == "test.tsv" else "train.tsv"
+        with open(mrpc / source, encoding="utf-8") as f:
+            lines = [line for _, line in zip(range(rows + 1), f)]
+        (folder / name).write_text("".join(lines), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def teacher(mrpc_small, tmp_path_factory):
+    """A 2-layer classifier fine-tuned on the 40 MRPC pairs (10 steps): its output_dir."""
+    out = tmp_path_factory.mktemp("teacher")
+    run(_options(config=BertConfig.from_preset("L-2_H-32_A-2", **TINY), task_name="MRPC",
+                 data_dir=str(mrpc_small), output_dir=str(out), do_train=True,
+                 num_train_epochs=2, learning_rate=1e-3), tf.distribute.get_strategy())
+    return out
+
+
+# --------------------------------------------------------------------------- student layers
+def test_student_layers_copy_exactly_the_chosen_layers(tmp_path):
+    config = BertConfig.from_preset("L-4_H-32_A-2", **TINY)
+    keras.utils.set_random_seed(3)
+    source = build_model(_options(config=config, task_name="MRPC", output_dir=str(tmp_path)), 2)
+    save_weights(source, tmp_path / "ckpt", "native")
+    opts = _options(config=config, task_name="MRPC", output_dir=str(tmp_path),
+                    init_checkpoint=str(tmp_path / "ckpt"), student_layers=["1", "3"])
+    assert opts.student_layers == [1, 3] and opts.config.num_hidden_layers == 2
+    student = build_model(opts, 2)
+    init_from_checkpoint(student, opts.init_checkpoint, opts.student_layers)
+
+    def same(a, b):
+        assert len(a.weights) == len(b.weights)
+        for x, y in zip(a.weights, b.weights):
+            np.testing.assert_array_equal(x.numpy(), y.numpy(), err_msg=x.path)
+
+    same(student.encoder.blocks[0], source.encoder.blocks[1])
+    same(student.encoder.blocks[1], source.encoder.blocks[3])
+    same(student.encoder.embeddings, source.encoder.embeddings)
+    same(student.encoder.pooler, source.encoder.pooler)
+    same(student.classifier, source.classifier)
+
+
+@pytest.mark.parametrize("layers, message", [
+    (["0", "4"], r"--student_layers=0,4: layer 4 is not one of --init_checkpoint's 4 layers "
+                 r"\(0-3"),
+    (["2", "1"], r"--student_layers=2,1: the layers must be strictly increasing"),
+    (["0", "two"], r"--student_layers=0,two: expected layer numbers"),
+])
+def test_a_wrong_student_layers_names_the_flag(tmp_path, layers, message):
+    with pytest.raises(ValueError, match=message):
+        _options(config=BertConfig.from_preset("L-4_H-32_A-2", **TINY), task_name="MRPC",
+                 output_dir=str(tmp_path), init_checkpoint=str(tmp_path),
+                 student_layers=layers)
+
+
+# --------------------------------------------------------------------------- the loss
+def test_the_soft_loss_is_the_tempered_kl_divergence_times_t_squared():
+    student = np.array([[1.0, -0.5, 2.0], [0.0, 3.0, -1.0]])
+    teacher = np.array([[2.0, 0.0, 1.0], [-1.0, 1.5, 0.5]])
+    t = 2.5
+
+    def softmax(x):
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    p, q = softmax(teacher / t), softmax(student / t)
+    expected = (p * np.log(p / q)).sum(axis=-1) * t * t
+    np.testing.assert_allclose(soft_loss(student, teacher, t, False).numpy(), expected,
+                               rtol=1e-5)
+    # regression: the squared distance to the teacher's score, whatever the temperature
+    np.testing.assert_allclose(soft_loss([[0.5], [2.0]], [[1.5], [1.0]], t, True).numpy(),
+                               [1.0, 1.0])
+
+
+def test_the_training_loss_mixes_label_and_soft_loss_by_alpha():
+    logits = tf.constant([[1.0, -1.0], [0.5, 0.25]])
+    features = {"label_ids": tf.constant([0, 1]),
+                "teacher_logits": tf.constant([[0.0, 2.0], [1.0, 1.0]])}
+    objective = DistillationObjective(False, temperature=2.0, alpha=0.3)
+    numerators = objective.numerators({"logits": logits}, features)
+    denominators = objective.denominators(features)
+    loss = sum(float(numerators[t]) / float(denominators[t]) for t in objective.loss_terms)
+    hard = float(tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+        features["label_ids"], logits)))
+    soft = float(tf.reduce_mean(soft_loss(logits, features["teacher_logits"], 2.0, False)))
+    assert loss == pytest.approx(0.7 * hard + 0.3 * soft, rel=1e-6)
+
+
+# --------------------------------------------------------------------------- the teacher
+@pytest.mark.parametrize("student, message", [
+    (dict(task_name="generic", processor_options=dict(labels=["1", "0"], text_a_column="0")),
+     r"the teacher's labels \['0', '1'\] .* are not the task's labels \['1', '0'\] \(generic\)"),
+    (dict(task_name="STS-B"), r"is a classifier of 2 labels, but the task sts-b is a "
+                              r"regression"),
+])
+def test_a_teacher_of_other_labels_is_refused(teacher, tmp_path, student, message):
+    opts = _options(config=BertConfig.from_preset("L-1_H-32_A-2", **TINY), data_dir=str(tmp_path),
+                    output_dir=str(tmp_path / "student"), do_train=True,
+                    teacher_checkpoint=str(teacher), **student)
+    with pytest.raises(ValueError, match=message):
+        run(opts, tf.distribute.get_strategy())
+
+
+def test_a_student_trains_from_the_teacher_and_records_it(teacher, mrpc_small, tmp_path):
+    """One layer of the teacher's two, trained on its soft targets: an ordinary run (periodic
+    evaluation, best/, prediction) whose run_options.json names the teacher."""
+    out = tmp_path / "student"
+    opts = _options(config=BertConfig.from_json_file(teacher / "bert_config.json"),
+                    task_name="MRPC", data_dir=str(mrpc_small), output_dir=str(out),
+                    init_checkpoint=str(teacher), student_layers=["1"],
+                    teacher_checkpoint=str(teacher), distill_alpha=0.7, do_train=True,
+                    do_eval=True, do_predict=True, num_train_epochs=1, learning_rate=1e-3,
+                    eval_every_steps=5)
+    result = run(opts, tf.distribute.get_strategy())
+    assert result["train"]["step"] == 5
+    assert 0 < result["train"]["distill_loss"] and 0 < result["train"]["label_loss"]
+    written = read_eval_results(out / "eval_results.txt")
+    assert written["global_step"] == 5 and 0 <= written["eval_accuracy"] <= 1
+    assert (out / "best" / "eval_results.txt").is_file()
+    assert len((out / "test_results.tsv").read_text().splitlines()) == 10
+    assert json.loads((out / "bert_config.json").read_text())["num_hidden_layers"] == 1
+    recorded = json.loads((out / "run_options.json").read_text())
+    assert recorded["teacher"] == {"checkpoint": str(teacher), "labels": ["0", "1"],
+                                   "task": "classifier"}
+    assert {k: recorded["options"][k] for k in ("teacher_checkpoint", "distill_alpha",
+                                                "distill_temperature", "student_layers")} == {
+        "teacher_checkpoint": str(teacher), "distill_alpha": 0.7, "distill_temperature": 2.0,
+        "student_layers": [1]}
