@@ -30,7 +30,7 @@ from bert_tf.training.class_weights import ClassWeightOptions
 logger = logging.getLogger("bert_tf")
 
 @dataclasses.dataclass(kw_only=True)
-class ClassifierOptions(FinetuneOptions, ClassWeightOptions, DistillationOptions):
+class ClassifierOptions(FinetuneOptions, DistillationOptions, ClassWeightOptions):
     task_name: str = option(
         None, "The task: cola, sst-2, mrpc, sts-b, qqp, mnli, qnli, rte, wnli, ax, xnli, or "
         "generic (your own files; see the column flags).", required=True)
