@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """BERT fine-tuning for sentence(-pair) classification and regression: GLUE, XNLI or your own
 TSV/CSV/JSONL files (google-research/bert's flags, plus tensorflow-datasets input, periodic
-evaluation with the best checkpoint kept, early stopping, distribution, mixed precision, XLA).
+evaluation with the best checkpoint kept, early stopping, distribution, mixed precision, XLA,
+distillation of a fine-tuned run into a smaller student).
 
   python run_classifier.py --task_name=MRPC --data_dir=glue_data/MRPC \
       --vocab_file=$BERT/vocab.txt --bert_config_file=$BERT/bert_config.json \

@@ -8,7 +8,8 @@ task's GLUE metrics, per-class precision/recall/F1 and macro F1 (confusion_matri
 eval_results.txt); prediction writes test_results.tsv and the GLUE submission file with
 exactly one line per test row. Classification (and multi-label) runs record their label list in
 class-id order in output_dir/label_list.txt and best/label_list.txt, where bert_tf.predict
-finds it beside the checkpoints. ClassifierTask is its task object for
+finds it beside the checkpoints. --teacher_checkpoint distils a fine-tuned run into this one
+(bert_tf.jobs.distillation). ClassifierTask is its task object for
 bert_tf.jobs.driver.run_task, which runs every stage.
 """
 
@@ -349,7 +350,8 @@ class ClassifierTask(FinetuneTask):
     """Sentence(-pair) classification, regression and multi-label classification: the task's
     GLUE metrics (per-class metrics and confusion_matrix.tsv for classification), companion
     tasks' dev and test sets, test_results.tsv and the GLUE submission file. prepare() reads the
-    task's data and input pipeline (self.data, self.inputs)."""
+    task's data and input pipeline (self.data, self.inputs) and the --teacher_checkpoint run
+    (self.teacher, or None)."""
 
     head = "classifier"
 
