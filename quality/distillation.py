@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Does a distilled 3-layer student keep the teacher's accuracy? (issue 29)
+
+run_classifier.py with the quality table's recipe (quality/classifier_glue.sh: seq 128, batch
+32, lr 1e-4, 3 epochs, 10% warm-up, torch's AdamW):
+
+  teacher:   all-MiniLM-L6-v2 (6 layers) fine-tuned on the task, seed 42.
+  distilled: a 3-layer student initialised from MiniLM's layers --student_layers (0,2,4),
+             trained on the teacher's soft targets (--teacher_checkpoint, temperature 2, alpha
+             0.5) and the gold labels, per seed.
+  alone:     the same student, the same initialisation and recipe, without the teacher.
+
+One JSON line per run (commit, task, variant, seed, flags, every dev metric, seconds) is
+appended to --results; runs already there for the same commit are skipped, so an interrupted
+sweep resumes (the teacher is trained once per commit and task, in --work_dir).
+
+  python3 quality/distillation.py --tasks mrpc --seeds 1,2,3
+  python3 quality/distillation.py --summarize
+"""
+
+import argparse
+import collections
+import os
+import shutil
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [REPO, os.path.join(REPO, "quality")]
+from runlog import append_row, commit, read_rows, run_classifier  # noqa: E402
+
+RESULTS = os.path.join(REPO, "quality", "results", "distillation.jsonl")
+GLUE = os.path.join(REPO, "..", "shared", "data", "glue")
+RECIPE = ["--do_train", "--do_eval", "--do_lower_case=true", "--max_seq_length=128",
+          "--train_batch_size=32", "--eval_batch_size=32", "--learning_rate=1e-4",
+          "--num_train_epochs=3", "--warmup_proportion=0.1", "--optimizer=adamw_torch",
+          "--iterations_per_loop=20", "--save_checkpoints_steps=100000"]
+TASKS = {"mrpc": "MRPC", "sst2": "SST-2"}
+TEACHER_SEED = 42
+VARIANTS = ("distilled", "alone")
+
+
+def variant_flags(variant, teacher_dir, args):
+    student = [f"--student_layers={args.student_layers}"]
+    if variant == "teacher":
+        return []
+    if variant == "alone":
+        return student
+    return student + [f"--teacher_checkpoint={teacher_dir}",
+                      f"--distill_temperature={args.temperature:g}",
+                      f"--distill_alpha={args.alpha:g}"]
+
+
+def run(args):
+    head = commit()
+    done = {(r["task"], r["variant"], r["seed"]) for r in read_rows(args.results)
+            if r["commit"] == head}
+    for task in args.tasks.split(","):
+        teacher_dir = os.path.join(args.work_dir, f"{task}_teacher_{head}")
+        plan = [("teacher", TEACHER_SEED)] + [(v, int(s)) for s in args.seeds.split(",")
+                                              for v in VARIANTS]
+        for variant, seed in plan:
+            out = (teacher_dir if variant == "teacher"
+                   else os.path.join(args.work_dir, f"{task}_{variant}_{seed}"))
+            if (task, variant, seed) in done and (variant != "teacher"
+                                                  or os.path.isdir(teacher_dir)):
+                print(f"skip {task} {variant} seed {seed}: in {args.results}", flush=True)
+                continue
+            shutil.rmtree(out, ignore_errors=True)
+            flags = RECIPE + variant_flags(variant, teacher_dir, args) + [
+                f"--task_name={TASKS[task]}", f"--seed={seed}"]
+            values, seconds = run_classifier(os.path.join(GLUE, TASKS[task]), out, flags,
+                                             f"{task} {variant} seed {seed}")
+            append_row(args.results, {"commit": head, "task": task, "variant": variant,
+                                      "seed": seed, "flags": flags, "eval": values,
+                                      "seconds": seconds})
+            print(f"{task} {variant} seed {seed}: accuracy {values['eval_accuracy']:.4f} "
+                  f"({seconds:.0f} s)", flush=True)
+
+
+def summarize(args):
+    rows = [r for r in read_rows(args.results) if r["commit"].startswith(args.commit)]
+    cells = collections.defaultdict(dict)
+    for r in rows:
+        cells[(r["task"], r["variant"])][r["seed"]] = 100 * r["eval"]["eval_accuracy"]
+    seeds = sorted({r["seed"] for r in rows if r["variant"] != "teacher"})
+    lines = ["| task | model | " + " | ".join(f"seed {s}" for s in seeds)
+             + " | mean | share of the teacher |", "|---|---|" + "---|" * len(seeds) + "---|---|"]
+    for task in TASKS:
+        teacher = cells.get((task, "teacher"), {}).get(TEACHER_SEED)
+        if teacher is None:
+            continue
+        lines.append(f"| {task} | teacher (6 layers, seed {TEACHER_SEED}) | "
+                     + " | " * (len(seeds) - 1) + f" | **{teacher:.2f}** | 100% |")
+        for variant in VARIANTS:
+            values = cells.get((task, variant), {})
+            if not values:
+                continue
+            mean = sum(values.values()) / len(values)
+            lines.append(f"| {task} | 3-layer student, {variant} | "
+                         + " | ".join(f"{values[s]:.2f}" if s in values else "" for s in seeds)
+                         + f" | **{mean:.2f}** | {100 * mean / teacher:.1f}% |")
+    print("\n".join(lines))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tasks", default="mrpc")
+    parser.add_argument("--seeds", default="1,2,3")
+    parser.add_argument("--student_layers", default="0,2,4")
+    parser.add_argument("--temperature", type=float, default=2.0)
+    parser.add_argument("--alpha", type=float, default=0.5)
+    parser.add_argument("--work_dir", default="/tmp/bert_tf_quality/distillation")
+    parser.add_argument("--results", default=RESULTS)
+    parser.add_argument("--summarize", action="store_true",
+                        help="print the task x model x seed table of --results")
+    parser.add_argument("--commit", default="", help="with --summarize: rows of this commit")
+    args = parser.parse_args()
+    if args.summarize:
+        return summarize(args)
+    os.makedirs(args.work_dir, exist_ok=True)
+    run(args)
+
+
+if __name__ == "__main__":
+    main()
