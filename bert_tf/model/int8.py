@@ -1,5 +1,6 @@
 """int8 projections for serving on x86-64 CPUs: weights stored as int8 with one scale per output
-channel, activations quantized per tensor at run time, both multiplied by oneDNN's int8 kernel.
+channel, activations quantized per row (token) at run time, both multiplied by oneDNN's int8
+kernel.
 
 The kernel is TensorFlow's `_QuantizedMatMul`, an internal op (not in tf.raw_ops) that the
 x86-64 Linux builds of TensorFlow (2.17 and later) register from oneDNN: int8 x int8 dot
@@ -39,22 +40,27 @@ def quantize_kernel(kernel):
     return quantized, scales.astype(np.float32)
 
 
-def _quantize_activations(x):
-    """float32 [M, K] -> (qint8 [M, K], min, max): symmetric, one scale for the whole tensor,
-    from its largest magnitude at run time (no calibration data needed)."""
-    largest = tf.maximum(tf.reduce_max(tf.abs(x)), _SMALLEST_RANGE)
-    return tf.raw_ops.QuantizeV2(input=x, min_range=-largest, max_range=largest, T=tf.qint8,
-                                 mode="SCALED", round_mode="HALF_TO_EVEN", narrow_range=True)
+def _quantize_rows(x):
+    """float32 [M, K] -> (qint8 [M, K], float32 [M, 1] scales) with x ~ int8 * scale: each row
+    (one token) symmetric in [-127, 127] of its own largest magnitude, at run time. Per row,
+    a request's result does not depend on the requests batched with it, and one token with
+    large activations (after GELU, say) costs no other token its precision."""
+    scale = tf.maximum(tf.reduce_max(tf.abs(x), axis=-1, keepdims=True), _SMALLEST_RANGE) / 127.0
+    quantized = tf.cast(tf.clip_by_value(tf.round(x / scale), -127.0, 127.0), tf.int8)
+    return tf.bitcast(quantized, tf.qint8), scale
 
 
 def _int8_matmul(x, kernel, kernel_max, bias):
-    """float32 [M, K] @ (int8 [K, N] scaled to +-kernel_max [N]) + bias [N] -> float32 [M, N]."""
+    """float32 [M, K] @ (int8 [K, N] scaled to +-kernel_max [N]) + bias [N] -> float32 [M, N].
+    The kernel multiplies the int8 rows as integers (input range +-127: scale 1) and applies the
+    kernel's scales; each row's own scale and the bias follow in float32."""
     if tf.executing_eagerly():
         raise RuntimeError("int8 layers run inside tf.function or a SavedModel only: eagerly, "
                            "oneDNN's int8 matmul shares its cached kernels between calls and "
                            "can return wrong results")
-    xq, x_min, x_max = _quantize_activations(x)
-    inputs = [xq, tf.bitcast(kernel, tf.qint8), bias, x_min, x_max, -kernel_max, kernel_max]
+    xq, x_scale = _quantize_rows(x)
+    inputs = [xq, tf.bitcast(kernel, tf.qint8), tf.zeros_like(bias), tf.constant(-127.0),
+              tf.constant(127.0), -kernel_max, kernel_max]
     _, _, op, _ = op_def_library._apply_op_helper(
         QUANTIZED_MATMUL, name="int8_matmul", device_inputs=inputs, host_inputs=[],
         Tdevice_outputs=[tf.float32], Thost_outputs=[], T1=tf.qint8, T2=tf.qint8,
@@ -62,7 +68,7 @@ def _int8_matmul(x, kernel, kernel_max, bias):
         input_quant_mode="SCALED", output_quant_mode="SCALED", is_weight_const=True,
         is_bias_const=True, transpose_a=False, transpose_b=False,
         leakyrelu_alpha=0.2)                 # required by the op, unused without LeakyRelu
-    return op.outputs[0]
+    return op.outputs[0] * x_scale + bias
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
