@@ -45,6 +45,16 @@ def test_int8_dense_computes_what_the_float_dense_computes(activation):
     assert layer.activation == activation
 
 
+def test_a_rows_int8_result_does_not_depend_on_the_rows_batched_with_it():
+    _, layer = _float_and_int8_dense(None)
+    row = np.random.default_rng(3).normal(size=(1, 32)).astype(np.float32)
+    loud = 100.0 * np.random.default_rng(4).normal(size=(7, 32)).astype(np.float32)
+    call = tf.function(layer)
+    alone = call(tf.constant(row)).numpy()
+    batched = call(tf.constant(np.concatenate([row, loud]))).numpy()[:1]
+    np.testing.assert_array_equal(batched, alone)
+
+
 def test_int8_dense_config_rebuilds_the_layer():
     _, layer = _float_and_int8_dense("tanh")
     copy = Int8Dense.from_config(layer.get_config())
