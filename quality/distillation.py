@@ -4,10 +4,11 @@
 run_classifier.py with the quality table's recipe (quality/classifier_glue.sh: seq 128, batch
 32, lr 1e-4, 3 epochs, 10% warm-up, torch's AdamW):
 
-  teacher:   all-MiniLM-L6-v2 (6 layers) fine-tuned on the task, seed 42.
-  distilled: a 3-layer student initialised from MiniLM's layers --student_layers (0,2,4),
-             trained on the teacher's soft targets (--teacher_checkpoint, temperature 2, alpha
-             0.5) and the gold labels, per seed.
+  teacher:   all-MiniLM-L6-v2 (6 layers) fine-tuned on the task, seed 42 (or --teacher_dir,
+             a run of this script's kept from before).
+  distilled: a 3-layer student initialised from the teacher's layers --student_layers (0,2,4;
+             embeddings, pooler and classifier too), trained on the teacher's soft targets
+             (--teacher_checkpoint, temperature 2, alpha 0.5) and the gold labels, per seed.
   alone:     the same student, the same initialisation and recipe, without the teacher.
 
 One JSON line per run (commit, task, variant, seed, flags, every dev metric, seconds) is
@@ -26,7 +27,7 @@ import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [REPO, os.path.join(REPO, "quality")]
-from runlog import append_row, commit, read_rows, run_classifier  # noqa: E402
+from runlog import append_row, commit, minilm, read_rows, run_classifier  # noqa: E402
 
 RESULTS = os.path.join(REPO, "quality", "results", "distillation.jsonl")
 GLUE = os.path.join(REPO, "..", "shared", "data", "glue")
@@ -40,9 +41,11 @@ VARIANTS = ("distilled", "alone")
 
 
 def variant_flags(variant, teacher_dir, args):
-    student = [f"--student_layers={args.student_layers}"]
     if variant == "teacher":
         return []
+    student = [f"--student_layers={args.student_layers}",
+               f"--bert_config_file={os.path.join(teacher_dir, 'bert_config.json')}",
+               f"--vocab_file={os.path.join(minilm(), 'vocab.txt')}"]
     if variant == "alone":
         return student
     return student + [f"--teacher_checkpoint={teacher_dir}",
@@ -55,9 +58,9 @@ def run(args):
     done = {(r["task"], r["variant"], r["seed"]) for r in read_rows(args.results)
             if r["commit"] == head}
     for task in args.tasks.split(","):
-        teacher_dir = os.path.join(args.work_dir, f"{task}_teacher_{head}")
-        plan = [("teacher", TEACHER_SEED)] + [(v, int(s)) for s in args.seeds.split(",")
-                                              for v in VARIANTS]
+        teacher_dir = args.teacher_dir or os.path.join(args.work_dir, f"{task}_teacher_{head}")
+        plan = [] if args.teacher_dir else [("teacher", TEACHER_SEED)]
+        plan += [(v, int(s)) for s in args.seeds.split(",") for v in VARIANTS]
         for variant, seed in plan:
             out = (teacher_dir if variant == "teacher"
                    else os.path.join(args.work_dir, f"{task}_{variant}_{seed}"))
@@ -68,17 +71,22 @@ def run(args):
             shutil.rmtree(out, ignore_errors=True)
             flags = RECIPE + variant_flags(variant, teacher_dir, args) + [
                 f"--task_name={TASKS[task]}", f"--seed={seed}"]
-            values, seconds = run_classifier(os.path.join(GLUE, TASKS[task]), out, flags,
-                                             f"{task} {variant} seed {seed}")
+            values, seconds = run_classifier(
+                os.path.join(GLUE, TASKS[task]), out, flags, f"{task} {variant} seed {seed}",
+                init_checkpoint=None if variant == "teacher" else teacher_dir)
             append_row(args.results, {"commit": head, "task": task, "variant": variant,
                                       "seed": seed, "flags": flags, "eval": values,
-                                      "seconds": seconds})
+                                      "init_checkpoint": "minilm" if variant == "teacher"
+                                      else teacher_dir, "seconds": seconds})
             print(f"{task} {variant} seed {seed}: accuracy {values['eval_accuracy']:.4f} "
                   f"({seconds:.0f} s)", flush=True)
 
 
 def summarize(args):
-    rows = [r for r in read_rows(args.results) if r["commit"].startswith(args.commit)]
+    rows = read_rows(args.results)
+    teachers = [r for r in rows if r["variant"] == "teacher"]       # the latest per task
+    rows = teachers + [r for r in rows if r["variant"] != "teacher"
+                       and r["commit"].startswith(args.commit)]
     cells = collections.defaultdict(dict)
     for r in rows:
         cells[(r["task"], r["variant"])][r["seed"]] = 100 * r["eval"]["eval_accuracy"]
@@ -106,6 +114,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", default="mrpc")
     parser.add_argument("--seeds", default="1,2,3")
+    parser.add_argument("--teacher_dir", default=None,
+                        help="a teacher trained before (one task): skip training it")
     parser.add_argument("--student_layers", default="0,2,4")
     parser.add_argument("--temperature", type=float, default=2.0)
     parser.add_argument("--alpha", type=float, default=0.5)
@@ -113,7 +123,8 @@ def main():
     parser.add_argument("--results", default=RESULTS)
     parser.add_argument("--summarize", action="store_true",
                         help="print the task x model x seed table of --results")
-    parser.add_argument("--commit", default="", help="with --summarize: rows of this commit")
+    parser.add_argument("--commit", default="",
+                        help="with --summarize: students of this commit (teachers: the latest)")
     args = parser.parse_args()
     if args.summarize:
         return summarize(args)

@@ -37,12 +37,13 @@ def append_row(path, row):
         f.write(json.dumps(row) + "\n")
 
 
-def run_classifier(data_dir, output_dir, flags, what):
-    """run_classifier.py from MiniLM on `data_dir`; returns (eval results, seconds). Exits
-    naming `what` with the end of the runner's stderr when it fails."""
+def run_classifier(data_dir, output_dir, flags, what, init_checkpoint=None):
+    """run_classifier.py from `init_checkpoint` (default: MiniLM) on `data_dir`; returns (eval
+    results, seconds). Exits naming `what` with the end of the runner's stderr when it fails."""
     from bert_tf.metrics.results import read_eval_results
     command = [sys.executable, "run_classifier.py", f"--data_dir={data_dir}",
-               f"--init_checkpoint={minilm()}", f"--output_dir={output_dir}", *flags]
+               f"--init_checkpoint={init_checkpoint or minilm()}",
+               f"--output_dir={output_dir}", *flags]
     started = time.time()
     proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True,
                           env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
