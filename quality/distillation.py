@@ -27,7 +27,7 @@ import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [REPO, os.path.join(REPO, "quality")]
-from runlog import append_row, commit, minilm, read_rows, run_classifier  # noqa: E402
+from runlog import append_row, commit, minilm, read_rows, run_classifier, sweep_main  # noqa: E402
 
 RESULTS = os.path.join(REPO, "quality", "results", "distillation.jsonl")
 GLUE = os.path.join(REPO, "..", "shared", "data", "glue")
@@ -85,8 +85,8 @@ def run(args):
 def summarize(args):
     rows = read_rows(args.results)
     teachers = [r for r in rows if r["variant"] == "teacher"]       # the latest per task
-    rows = teachers + [r for r in rows if r["variant"] != "teacher"
-                       and r["commit"].startswith(args.commit)]
+    rows = teachers + [r for r in rows if r["variant"] != "teacher" and "init_checkpoint" in r
+                       and r["commit"].startswith(args.commit)]  # (earlier: MiniLM's layers)
     cells = collections.defaultdict(dict)
     for r in rows:
         cells[(r["task"], r["variant"])][r["seed"]] = 100 * r["eval"]["eval_accuracy"]
@@ -119,17 +119,8 @@ def main():
     parser.add_argument("--student_layers", default="0,2,4")
     parser.add_argument("--temperature", type=float, default=2.0)
     parser.add_argument("--alpha", type=float, default=0.5)
-    parser.add_argument("--work_dir", default="/tmp/bert_tf_quality/distillation")
-    parser.add_argument("--results", default=RESULTS)
-    parser.add_argument("--summarize", action="store_true",
-                        help="print the task x model x seed table of --results")
-    parser.add_argument("--commit", default="",
-                        help="with --summarize: students of this commit (teachers: the latest)")
-    args = parser.parse_args()
-    if args.summarize:
-        return summarize(args)
-    os.makedirs(args.work_dir, exist_ok=True)
-    run(args)
+    sweep_main(parser, run, summarize, RESULTS, "/tmp/bert_tf_quality/distillation",
+               "task x model x seed", "students of this commit (teachers: the latest)")
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(REPO, "..", "shared", "data")
 RESULTS = os.path.join(REPO, "quality", "results", "optimizer_sweep.jsonl")
 sys.path[:0] = [REPO, os.path.join(REPO, "quality")]
-from runlog import append_row, commit, read_rows, run_classifier  # noqa: E402
+from runlog import append_row, commit, read_rows, run_classifier, sweep_main  # noqa: E402
 
 OPTIMIZERS = ("adamw", "adamw_torch")
 RECIPE = ["--do_train", "--do_eval", "--num_train_epochs=1", "--max_seq_length=128",
@@ -233,16 +233,8 @@ def main():
     parser.add_argument("--optimizers", default=",".join(OPTIMIZERS))
     parser.add_argument("--seeds", default="1,2,3")
     parser.add_argument("--learning_rate", type=float, default=5e-5)
-    parser.add_argument("--work_dir", default="/tmp/bert_tf_quality/optimizer_sweep")
-    parser.add_argument("--results", default=RESULTS)
-    parser.add_argument("--summarize", action="store_true",
-                        help="print the task x optimizer x seed table of --results")
-    parser.add_argument("--commit", default="", help="with --summarize: rows of this commit")
-    args = parser.parse_args()
-    if args.summarize:
-        return summarize(args)
-    os.makedirs(args.work_dir, exist_ok=True)
-    run(args)
+    sweep_main(parser, run, summarize, RESULTS, "/tmp/bert_tf_quality/optimizer_sweep",
+               "task x optimizer x seed", "rows of this commit")
 
 
 if __name__ == "__main__":

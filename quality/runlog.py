@@ -52,3 +52,19 @@ def run_classifier(data_dir, output_dir, flags, what, init_checkpoint=None):
         raise SystemExit(f"{what} failed (rc {proc.returncode})")
     values = read_eval_results(os.path.join(output_dir, "eval_results.txt"))
     return values, round(time.time() - started, 1)
+
+
+def sweep_main(parser, run, summarize, results, work_dir, table, commit_help):
+    """The end of a sweep script's main(): adds --work_dir, --results, --summarize (print the
+    `table` of --results) and --commit (`commit_help`) to `parser`, then runs summarize(args)
+    or run(args) (work_dir made first)."""
+    parser.add_argument("--work_dir", default=work_dir)
+    parser.add_argument("--results", default=results)
+    parser.add_argument("--summarize", action="store_true",
+                        help=f"print the {table} table of --results")
+    parser.add_argument("--commit", default="", help=f"with --summarize: {commit_help}")
+    args = parser.parse_args()
+    if args.summarize:
+        return summarize(args)
+    os.makedirs(args.work_dir, exist_ok=True)
+    return run(args)
