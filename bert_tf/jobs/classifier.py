@@ -354,6 +354,7 @@ class ClassifierTask(FinetuneTask):
     (self.teacher, or None)."""
 
     head = "classifier"
+    teacher = None                     # prepare() reads --teacher_checkpoint's run, if given
 
     def prepare(self):
         opts = self.opts
@@ -362,7 +363,6 @@ class ClassifierTask(FinetuneTask):
         check_vocab_size(self.inputs.preprocessor.tokenizer.vocabulary_size(), opts)
         logger.info("task %s: %s", data.task, "regression" if data.is_regression
                     else f"{data.num_labels} labels {data.labels}")
-        self.teacher = None
         if opts.teacher_checkpoint:
             from bert_tf.jobs.distillation import read_teacher
             if data.is_regression and non_defaults(opts, ("distill_temperature",)):
