@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 import test_serving_support as support
-from bert_tf.model.int8 import Int8Dense, int8_model, quantize_kernel
+from bert_tf.model.int8 import FusedLayerNorm, Int8Dense, int8_model, quantize_kernel
 
 
 def test_quantized_kernel_is_within_half_a_step_of_each_columns_scale():
@@ -67,6 +67,25 @@ def test_int8_dense_refuses_eager_calls():
         layer(tf.ones((2, 32)))
 
 
+def test_fused_layer_norm_computes_what_keras_layer_norm_computes():
+    keras.utils.set_random_seed(5)
+    norm = keras.layers.LayerNormalization(epsilon=1e-12)
+    norm.build((None, None, 32))
+    norm.gamma.assign(np.linspace(0.5, 2.0, 32).astype(np.float32))
+    norm.beta.assign(np.linspace(-1.0, 1.0, 32).astype(np.float32))
+    fused = FusedLayerNorm.from_layer_norm(norm)
+    x = tf.constant(3.0 + 5.0 * np.random.default_rng(6).normal(size=(2, 7, 32)), tf.float32)
+    np.testing.assert_allclose(tf.function(fused)(x), tf.function(norm)(x), atol=1e-5)
+    assert FusedLayerNorm.from_config(fused.get_config()).epsilon == 1e-12
+
+
+def test_only_last_axis_layer_norms_with_scale_and_offset_fuse():
+    norm = keras.layers.LayerNormalization(center=False)
+    norm.build((None, 8))
+    with pytest.raises(ValueError, match="only last-axis LayerNorms with scale and offset"):
+        FusedLayerNorm.from_layer_norm(norm)
+
+
 def _layers(model, kind):
     return [layer for layer in model._flatten_layers() if isinstance(layer, kind)]
 
@@ -75,14 +94,18 @@ def test_every_dense_projection_becomes_int8_and_nothing_else_changes():
     model = support.build_model("classifier")
     quantized = int8_model(model)
     blocks = model.config.num_hidden_layers
-    # q, k, v, attention output, intermediate, output per block; the pooler; the classifier.
-    assert len(_layers(quantized, Int8Dense)) == 6 * blocks + 2
+    # q, k and v as one; attention output, intermediate, output per block; the pooler; the
+    # classifier.
+    assert len(_layers(quantized, Int8Dense)) == 4 * blocks + 2
     assert _layers(quantized, keras.layers.Dense) == []
     assert len(_layers(model, keras.layers.Dense)) == 6 * blocks + 2      # model untouched
-    norms = _layers(quantized, keras.layers.LayerNormalization)
+    assert _layers(quantized, keras.layers.LayerNormalization) == []
+    norms = _layers(quantized, FusedLayerNorm)
     assert len(norms) == len(_layers(model, keras.layers.LayerNormalization)) == 2 * blocks + 1
     int8 = [w for w in quantized.weights if w.dtype == "int8"]
-    assert len(int8) == 6 * blocks + 2
+    assert len(int8) == 4 * blocks + 2
+    hidden = model.config.hidden_size
+    assert {tuple(w.shape) for w in int8 if "query_key_value" in w.path} == {(hidden, 3 * hidden)}
     float_weights = {w.path for w in quantized.weights if w.dtype == "float32"}
     assert not any(path.endswith("/kernel") for path in float_weights)    # no float copy kept
     embeddings = quantized.encoder.word_embeddings

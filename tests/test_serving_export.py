@@ -202,7 +202,9 @@ def test_mixed_precision_model_serves_float32(bf16_export):
         **{k: tf.constant(v) for k, v in features.items()})
     expected = support.keras_outputs(model, features, graph=True)
     assert out["pooled_output"].dtype == tf.float32
-    np.testing.assert_allclose(out["pooled_output"], expected["pooled_output"], atol=1e-6)
+    # The served model multiplies the real tokens packed together, the Keras model the padded
+    # batch: bfloat16 matmuls of other shapes round differently (8-bit mantissas).
+    np.testing.assert_allclose(out["pooled_output"], expected["pooled_output"], atol=0.04)
 
 
 def test_a_failed_export_leaves_no_version_behind(tmp_path, monkeypatch):

@@ -44,9 +44,12 @@ def test_int8_export_stores_int8_kernels_and_names_its_server_version(classifier
     dtypes, shapes = stored.get_variable_to_dtype_map(), stored.get_variable_to_shape_map()
     matrices = [(dtypes[name], shapes[name][1]) for name in dtypes if len(shapes[name]) == 2]
     hidden = support.tiny_config().hidden_size
-    # The projections' int8 kernels (6 per block, pooler, classifier); the word, position and
-    # segment embedding tables are the only float matrices.
-    assert sorted(dtype.name for dtype, _ in matrices) == ["float32"] * 3 + ["int8"] * 14
+    # The projections' int8 kernels (query/key/value as one, attention output, intermediate and
+    # output per block, pooler, classifier); the word, position and segment embedding tables
+    # are the only float matrices.
+    blocks = support.tiny_config().num_hidden_layers
+    assert sorted(dtype.name for dtype, _ in matrices) == (
+        ["float32"] * 3 + ["int8"] * (4 * blocks + 2))
     assert [width for dtype, width in matrices if dtype == tf.float32] == [hidden] * 3
     info = json.loads(open(os.path.join(path, names.ASSETS_EXTRA, names.EXPORT_INFO)).read())
     assert (info["quantized"], info["min_tf_serving_version"]) == (

@@ -16,8 +16,8 @@ def attention_bias(input_mask, dtype):
 
 @keras.saving.register_keras_serializable(package="bert_tf")
 class SelfAttention(keras.layers.Layer):
-    """Scaled dot-product self-attention over N heads; returns the context [B, S, H] before the
-    output projection. Softmax runs in float32 under mixed precision."""
+    """Scaled dot-product self-attention over N heads; returns the context (x's shape) before
+    the output projection. Softmax runs in float32 under mixed precision."""
 
     def __init__(self, hidden_size, num_heads, initializer_range=0.02, dropout_rate=0.1, **kwargs):
         super().__init__(**kwargs)
@@ -35,6 +35,9 @@ class SelfAttention(keras.layers.Layer):
         self.key = keras.layers.Dense(hidden_size, name="key", **dense)
         self.value = keras.layers.Dense(hidden_size, name="value", **dense)
         self.dropout = keras.layers.Dropout(dropout_rate, dtype=self.dtype_policy, name="dropout")
+        # Serving copies may replace query/key/value by one layer computing [q | k | v] [.., 3H]
+        # (bert_tf.model.int8: one int8 matmul instead of three).
+        self.query_key_value = None
 
     def build(self, input_shape):
         for layer in (self.query, self.key, self.value):
@@ -45,19 +48,28 @@ class SelfAttention(keras.layers.Layer):
         x = ops.reshape(x, (batch, seq, self.num_heads, self.head_size))
         return ops.transpose(x, (0, 2, 1, 3))                                    # [B, N, S, D]
 
-    def call(self, x, bias, training=None):
-        batch, seq = ops.shape(x)[0], ops.shape(x)[1]
+    def call(self, x, bias, training=None, packing=None):
+        """x [B, S, H], or [T, H] with `packing` (a TokenPacking of the real tokens): then the
+        projections run on the T tokens and only the attention itself on the padded layout."""
+        unpack = packing.unpack if packing is not None else (lambda t: t)
         scale = 1.0 / math.sqrt(self.head_size)
-        q = self._split_heads(self.query(x) * ops.cast(scale, x.dtype), batch, seq)
-        k = self._split_heads(self.key(x), batch, seq)
-        v = self._split_heads(self.value(x), batch, seq)
+        if self.query_key_value is not None:
+            q, k, v = ops.split(self.query_key_value(x), 3, axis=-1)
+        else:
+            q, k, v = self.query(x), self.key(x), self.value(x)
+        q = unpack(q * ops.cast(scale, x.dtype))
+        batch, seq = ops.shape(q)[0], ops.shape(q)[1]
+        q = self._split_heads(q, batch, seq)
+        k = self._split_heads(unpack(k), batch, seq)
+        v = self._split_heads(unpack(v), batch, seq)
         if training and self.dropout_rate > 0:
             seed = self.dropout.seed_generator.next()
             context = recomputed_attention(q, k, v, bias, self.dropout_rate, seed)
         else:
             context = ops.matmul(attention_probs(q, k, bias), v)                  # [B, N, S, D]
-        context = ops.transpose(context, (0, 2, 1, 3))
-        return ops.reshape(context, (batch, seq, self.hidden_size))
+        context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)),
+                              (batch, seq, self.hidden_size))
+        return packing.pack(context) if packing is not None else context
 
     def compute_output_shape(self, input_shape):
         return input_shape

@@ -8,6 +8,7 @@ from keras import ops
 from bert_tf.config import BertConfig
 from bert_tf.model.attention import attention_bias
 from bert_tf.model.embeddings import BertEmbeddings
+from bert_tf.model.packing import TokenPacking
 from bert_tf.model.transformer import TransformerBlock
 
 
@@ -53,15 +54,19 @@ class BertEncoder(keras.Model):
 
     Args:
       config: the model's sizes (a BertConfig, or its dict as get_config stores it).
+      skip_padding: at inference with an `input_mask`, run the blocks' per-token layers on the
+        real tokens only (bert_tf.model.packing): faster on batches of mixed lengths, the same
+        outputs at real tokens and zeros at padding. For serving graphs; not under XLA.
       **kwargs: keras.Model arguments, e.g. `name` or `dtype` (a mixed-precision policy).
     """
 
-    def __init__(self, config: BertConfig | dict, **kwargs) -> None:
+    def __init__(self, config: BertConfig | dict, skip_padding: bool = False, **kwargs) -> None:
         kwargs.setdefault("name", "bert_encoder")
         super().__init__(**kwargs)
         if isinstance(config, dict):
             config = BertConfig.from_dict(config)
         self.config = config
+        self.skip_padding = bool(skip_padding)
         policy = self.dtype_policy
         self.embeddings = BertEmbeddings(
             vocab_size=config.vocab_size, hidden_size=config.hidden_size,
@@ -98,6 +103,8 @@ class BertEncoder(keras.Model):
             raise ValueError(f"sequence length {seq_len} exceeds max_position_embeddings "
                              f"({self.config.max_position_embeddings})")
         input_mask = inputs.get("input_mask")
+        packing = (TokenPacking(input_mask)
+                   if self.skip_padding and not training and input_mask is not None else None)
         if input_mask is None:
             input_mask = ops.ones_like(input_ids)
         segment_ids = inputs.get("segment_ids")
@@ -105,11 +112,12 @@ class BertEncoder(keras.Model):
             segment_ids = ops.zeros_like(input_ids)
         embedding_output = self.embeddings(input_ids, segment_ids, training=training)
         bias = attention_bias(input_mask, embedding_output.dtype)
-        x = embedding_output
+        x = embedding_output if packing is None else packing.pack(embedding_output)
         encoder_outputs = []
         for block in self.blocks:
-            x = block(x, bias, training=training)
-            encoder_outputs.append(x)
+            x = block(x, bias, training=training, packing=packing)
+            encoder_outputs.append(x if packing is None else packing.unpack(x))
+        x = encoder_outputs[-1]
         return {
             "sequence_output": x,
             "pooled_output": self.pooler(x),
@@ -129,6 +137,7 @@ class BertEncoder(keras.Model):
 
     def get_config(self):
         return {"config": self.config.to_dict(), "name": self.name,
+                "skip_padding": self.skip_padding,
                 "dtype": keras.saving.serialize_keras_object(self.dtype_policy)}
 
     @classmethod

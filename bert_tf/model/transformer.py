@@ -50,8 +50,10 @@ class TransformerBlock(keras.layers.Layer):
         self.output_layer_norm.build(hidden_shape)
         self.built = True
 
-    def call(self, x, bias, training=None):
-        attn = self.attention_output(self.attention(x, bias, training=training))
+    def call(self, x, bias, training=None, packing=None):
+        """x [B, S, H], or the real tokens [T, H] of a TokenPacking `packing` (inference)."""
+        attn = self.attention_output(self.attention(x, bias, training=training,
+                                                    packing=packing))
         x = self.attention_layer_norm(x + self.dropout(attn, training=training))
         h = self.intermediate(x)                                   # [B, S, I] pre-activation
         if training:

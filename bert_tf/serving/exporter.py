@@ -184,10 +184,13 @@ def export(model: "keras.Model", task: str, export_dir: str | os.PathLike,
                               "overwritten (leave version=None for the next free number)")
 
     started = time.time()
+    # The copy leaves the caller's model as it was.
+    skip_padding = not jit_compile
     if precision == "int8":
-        model = int8_model(model)
-    elif precision:
-        model = with_dtype_policy(model, PRECISIONS[precision])
+        model = int8_model(model, skip_padding=skip_padding)
+    else:
+        model = with_dtype_policy(
+            model, PRECISIONS[precision] if precision else model.dtype_policy, skip_padding)
     head = make_head(task, model, vocab.id_to_token, do_lower_case, seq_length,
                      labels=labels, text_pair=text_pair, max_query_length=max_query_length,
                      max_answer_length=max_answer_length, doc_stride=doc_stride,
@@ -195,8 +198,11 @@ def export(model: "keras.Model", task: str, export_dir: str | os.PathLike,
                      include_special_tokens=include_special_tokens,
                      window_stride=window_stride, window_pooling=window_pooling,
                      max_windows=max_windows, multi_label_threshold=multi_label_threshold)
-    buckets = sorted(set(length_buckets(seq_length))
-                     | set(length_buckets(config.max_position_embeddings)))
+    # Under XLA each batch is padded to a few bucket lengths (each new shape compiles once);
+    # without it, to its longest row, and the encoder skips what padding is left.
+    buckets = (sorted(set(length_buckets(seq_length))
+                      | set(length_buckets(config.max_position_embeddings)))
+               if jit_compile else [])
     module = ServingModule(head, config, buckets, jit_compile=jit_compile)
     signatures = module.signatures(text=text_signatures)
     policy = head.model.dtype_policy.name

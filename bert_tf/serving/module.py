@@ -71,7 +71,8 @@ def checked_inputs(values: Sequence[tf.Tensor], specs: Sequence[tf.TensorSpec]
 class ServingModule(tf.Module):
     """Holds a ServingHead and builds its signature functions.
 
-    The model runs on each request cut to a bucket length (bert_tf.serving.padding); with
+    The model runs on each request cut to a bucket length, or with no buckets to its longest
+    row (bert_tf.serving.padding); with
     jit_compile its function is XLA-compiled (tensorflow_model_server then needs
     --xla_cpu_compilation_enabled=true)."""
 

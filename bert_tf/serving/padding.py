@@ -5,8 +5,9 @@ A 20-token request then costs a 32-token forward pass, not a 128-token one. Buck
 tokens up to 128, every 32 up to 256, every 64 up to 512, ...: at most 1/7 longer than the
 longest row once past 112) keep the number of distinct shapes small (8 up to 128, 16 up to
 512), which matters under XLA, where every new input shape is compiled once (seconds for a
-base model); with jit_compile the batch is also padded to a power of two (by repeating its last
-row) for the same reason. Outputs are returned at the request's shape: per-token outputs are
+base model); exports without XLA cut each batch to its longest row, with no buckets. With
+jit_compile the batch is also padded to a power of two (by repeating its last row) for the
+same reason. Outputs are returned at the request's shape: per-token outputs are
 zero-padded back to the features' length (zero past the bucket length, where every row is
 padding) and padded rows are dropped. Padding rows of the
 attention mask are masked out, so cutting them changes no unpadded output (up to float
@@ -46,7 +47,7 @@ def bucketed(model_fn, buckets, *, pad_batch=False, per_token_outputs=True):
     pad_batch, on a power-of-two batch); outputs come back at the features' batch and length.
 
     features: int32 [B, ..., S] dict with "input_mask"; buckets: ascending lengths (S caps
-    them); per_token_outputs: outputs of rank >= 2 with an unknown second dimension are per
+    them; none: each batch is cut to its longest row); per_token_outputs: outputs of rank >= 2 with an unknown second dimension are per
     token ([B, S, ...]) and are padded back to S (False for tasks whose outputs are per row or
     per [MASK])."""
     buckets = tf.constant(sorted(set(int(b) for b in buckets)), tf.int32)

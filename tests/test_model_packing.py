@@ -1,0 +1,79 @@
+"""Padding-free inference (BertEncoder(skip_padding=True), bert_tf.model.packing): the blocks'
+per-token layers run on the real tokens only, and the outputs at real tokens are those of the
+padded computation."""
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from bert_tf.config import BertConfig
+from bert_tf.model.encoder import BertEncoder
+from bert_tf.model.int8 import int8_model
+from bert_tf.model.packing import TokenPacking
+from bert_tf.model.precision import with_dtype_policy
+
+CONFIG = BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                    intermediate_size=64, max_position_embeddings=16)
+MASK = np.array([[1, 1, 1, 1, 1, 1], [1, 1, 1, 0, 0, 0], [1, 0, 0, 0, 0, 0]], np.int32)
+
+
+def _inputs():
+    ids = np.random.default_rng(0).integers(1, 50, size=MASK.shape).astype(np.int32) * MASK
+    return {"input_ids": tf.constant(ids), "input_mask": tf.constant(MASK),
+            "segment_ids": tf.zeros_like(ids)}
+
+
+def _padded_and_packed():
+    keras.utils.set_random_seed(3)
+    padded = BertEncoder(CONFIG)
+    return padded, with_dtype_policy(padded, "float32", skip_padding=True)
+
+
+def test_packing_moves_the_real_tokens_and_back():
+    packing = TokenPacking(tf.constant(MASK))
+    x = tf.constant(np.arange(18, dtype=np.float32).reshape(3, 6, 1))
+    packed = packing.pack(x)
+    assert packed.numpy().ravel().tolist() == [0, 1, 2, 3, 4, 5, 6, 7, 8, 12]
+    np.testing.assert_array_equal(packing.unpack(packed).numpy(), x.numpy() * MASK[..., None])
+
+
+def test_skipping_padding_keeps_every_output_at_real_tokens():
+    padded, packed = _padded_and_packed()
+    want = tf.function(lambda f: padded(f, training=False))(_inputs())
+    got = tf.function(lambda f: packed(f, training=False))(_inputs())
+    real = MASK.astype(bool)
+    np.testing.assert_allclose(got["pooled_output"], want["pooled_output"], atol=1e-5)
+    for name in ("sequence_output",):
+        np.testing.assert_allclose(got[name].numpy()[real], want[name].numpy()[real], atol=1e-5)
+        assert not got[name].numpy()[~real].any()                      # zeros at padding
+    for g, w in zip(got["encoder_outputs"], want["encoder_outputs"]):
+        np.testing.assert_allclose(g.numpy()[real], w.numpy()[real], atol=1e-5)
+
+
+def test_skipping_padding_keeps_an_int8_models_outputs_at_real_tokens():
+    padded, _ = _padded_and_packed()
+    quantized, quantized_packed = int8_model(padded), int8_model(padded, skip_padding=True)
+    want = tf.function(lambda f: quantized(f, training=False))
+    got = tf.function(lambda f: quantized_packed(f, training=False))
+    np.testing.assert_allclose(got(_inputs())["pooled_output"],
+                               want(_inputs())["pooled_output"], atol=1e-5)
+
+
+def test_training_runs_on_the_padded_layout():
+    _, packed = _padded_and_packed()
+    out = packed(_inputs(), training=True)
+    assert out["sequence_output"].numpy()[~MASK.astype(bool)].any()    # padding computed
+
+
+def test_skip_padding_survives_the_config_round_trip():
+    _, packed = _padded_and_packed()
+    copy = BertEncoder.from_config(packed.get_config())
+    assert copy.skip_padding and not BertEncoder(CONFIG).skip_padding
+
+
+def test_a_batch_without_padding_packs_to_the_same_tokens():
+    mask = tf.ones((2, 3), tf.int32)
+    packing = TokenPacking(mask)
+    x = tf.reshape(tf.range(6, dtype=tf.float32), (2, 3, 1))
+    assert packing.pack(x).numpy().ravel().tolist() == [0, 1, 2, 3, 4, 5]
+    np.testing.assert_array_equal(packing.unpack(packing.pack(x)).numpy(), x.numpy())
