@@ -35,8 +35,8 @@ class SelfAttention(keras.layers.Layer):
         self.key = keras.layers.Dense(hidden_size, name="key", **dense)
         self.value = keras.layers.Dense(hidden_size, name="value", **dense)
         self.dropout = keras.layers.Dropout(dropout_rate, dtype=self.dtype_policy, name="dropout")
-        # Serving copies may replace query/key/value by one layer computing [q | k | v] [.., 3H]
-        # (bert_tf.model.int8: one int8 matmul instead of three).
+        # Serving copies may replace query/key/value by one layer computing
+        # [q / sqrt(head_size) | k | v] [.., 3H] (bert_tf.model.int8: one int8 matmul, not three).
         self.query_key_value = None
 
     def build(self, input_shape):
@@ -52,16 +52,18 @@ class SelfAttention(keras.layers.Layer):
         """x [B, S, H], or [T, H] with `packing` (a TokenPacking of the real tokens): then the
         projections run on the T tokens and only the attention itself on the padded layout."""
         unpack = packing.unpack if packing is not None else (lambda t: t)
-        scale = 1.0 / math.sqrt(self.head_size)
         if self.query_key_value is not None:
-            q, k, v = ops.split(self.query_key_value(x), 3, axis=-1)
+            qkv = unpack(self.query_key_value(x))                               # [B, S, 3H]
+            batch, seq = ops.shape(qkv)[0], ops.shape(qkv)[1]
+            qkv = ops.reshape(qkv, (batch, seq, 3, self.num_heads, self.head_size))
+            q, k, v = ops.unstack(ops.transpose(qkv, (2, 0, 3, 1, 4)), 3)       # [B, N, S, D]
         else:
-            q, k, v = self.query(x), self.key(x), self.value(x)
-        q = unpack(q * ops.cast(scale, x.dtype))
-        batch, seq = ops.shape(q)[0], ops.shape(q)[1]
-        q = self._split_heads(q, batch, seq)
-        k = self._split_heads(unpack(k), batch, seq)
-        v = self._split_heads(unpack(v), batch, seq)
+            scale = 1.0 / math.sqrt(self.head_size)
+            q = unpack(self.query(x) * ops.cast(scale, x.dtype))
+            batch, seq = ops.shape(q)[0], ops.shape(q)[1]
+            q = self._split_heads(q, batch, seq)
+            k = self._split_heads(unpack(self.key(x)), batch, seq)
+            v = self._split_heads(unpack(self.value(x)), batch, seq)
         if training and self.dropout_rate > 0:
             seed = self.dropout.seed_generator.next()
             context = recomputed_attention(q, k, v, bias, self.dropout_rate, seed)

@@ -102,25 +102,22 @@ class Int8Dense(keras.layers.Layer):
         self.built = True
 
     @classmethod
-    def from_dense(cls, dense, *more, name=None):
-        """An Int8Dense computing what the built float keras.layers.Dense `dense` computes, or,
-        given `more` Dense layers of the same input and activation, their outputs concatenated
-        (one matmul; each output column keeps its own scale, so it is quantized as alone)."""
-        denses = (dense, *more)
-        activation = activation_name(dense.activation)
-        if any(activation_name(d.activation) != activation for d in more):
-            raise ValueError("only Dense layers with the same activation compute as one")
-        def numpy(d, attribute):
-            return keras.ops.convert_to_numpy(getattr(d, attribute)).astype(np.float32)
-        kernel = np.concatenate([numpy(d, "kernel") for d in denses], axis=1)
-        bias = np.concatenate([numpy(d, "bias") if d.use_bias else
-                               np.zeros(d.kernel.shape[1], np.float32) for d in denses])
-        layer = cls(kernel.shape[1], activation, name=name or dense.name)
+    def from_dense(cls, dense):
+        """An Int8Dense computing what the built float keras.layers.Dense `dense` computes."""
+        bias = dense.bias if dense.use_bias else np.zeros(dense.kernel.shape[1], np.float32)
+        return cls.from_kernel(dense.kernel, bias, activation_name(dense.activation),
+                               name=dense.name)
+
+    @classmethod
+    def from_kernel(cls, kernel, bias, activation=None, name=None):
+        """An Int8Dense computing activation(x @ kernel + bias) for float `kernel` [K, N]."""
+        kernel = keras.ops.convert_to_numpy(kernel).astype(np.float32)
+        layer = cls(kernel.shape[1], activation, name=name)
         layer.build(kernel.shape[:1])
         kernel, scale = quantize_kernel(kernel)
         layer.kernel.assign(kernel)
         layer.kernel_scale.assign(scale)
-        layer.bias.assign(bias)
+        layer.bias.assign(keras.ops.convert_to_numpy(bias).astype(np.float32))
         return layer
 
     def call(self, x):
@@ -208,10 +205,20 @@ def int8_model(model, skip_padding=None):
 
 def _fuse_query_key_value(attention):
     """Replaces the query, key and value Dense layers of SelfAttention `attention` by one
-    Int8Dense computing all three: at a batch of one, three int8 matmuls of [S, H] x [H, H]
-    cost more than one of [S, H] x [H, 3H] (each has a fixed cost and quantizes x again)."""
-    fused = Int8Dense.from_dense(attention.query, attention.key, attention.value,
-                                 name="query_key_value")
+    Int8Dense computing [q / sqrt(head_size) | k | v]: one int8 matmul of [S, H] x [H, 3H]
+    costs less than three of [S, H] x [H, H] (each has a fixed cost), and the query's scale
+    rides in its columns' own int8 scales for free."""
+    denses = (attention.query, attention.key, attention.value)
+    if any(d.activation is not keras.activations.linear or not d.use_bias for d in denses):
+        raise ValueError(f"{attention.name}: query, key and value fuse only as linear Dense "
+                         "layers with biases")
+    scale = 1.0 / np.sqrt(attention.head_size)
+    kernel = np.concatenate([keras.ops.convert_to_numpy(d.kernel) for d in denses], axis=1)
+    bias = np.concatenate([keras.ops.convert_to_numpy(d.bias) for d in denses])
+    kernel, bias = kernel.astype(np.float32), bias.astype(np.float32)
+    kernel[:, :attention.hidden_size] *= scale
+    bias[:attention.hidden_size] *= scale
+    fused = Int8Dense.from_kernel(kernel, bias, name="query_key_value")
     attention._tracker.replace_tracked_value("layers", attention.query, fused)
     for name in ("query", "key", "value"):
         attention._tracker.untrack(getattr(attention, name))

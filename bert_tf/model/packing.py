@@ -16,25 +16,32 @@ class TokenPacking:
     compile it."""
 
     def __init__(self, input_mask):
-        real = tf.not_equal(input_mask, 0)
-        self.indices = tf.where(real)                                     # [T, 2], row-major
+        real = tf.reshape(tf.not_equal(input_mask, 0), [-1])             # [B*S]
         self.padded_shape = tf.shape(input_mask, out_type=tf.int64)       # [B, S]
-        # A batch without padding (every batch of one) packs by a reshape: no gather or scatter.
+        self.positions = tf.where(real)[:, 0]                             # [T] in [0, B*S)
+        # Each padded position's row in [x; 0]: its token's row in x, or the zero row T.
+        count = tf.shape(self.positions, out_type=tf.int64)[0]
+        self.rows = tf.where(real, tf.cumsum(tf.cast(real, tf.int64)) - 1, count)
+        # A batch without padding (every batch of one) packs by a reshape: no gather.
         self.no_padding = tf.reduce_all(real)
 
     def pack(self, x):
         """[B, S, ...] -> [T, ...]."""
-        trailing = tf.shape(x, out_type=tf.int64)[2:]
-        packed = tf.cond(self.no_padding,
-                         lambda: tf.reshape(x, tf.concat([[-1], trailing], axis=0)),
-                         lambda: tf.gather_nd(x, self.indices))
+        flat = tf.reshape(x, tf.concat([[-1], tf.shape(x, out_type=tf.int64)[2:]], axis=0))
+        packed = tf.cond(self.no_padding, lambda: flat,
+                         lambda: tf.gather(flat, self.positions))
         packed.set_shape([None] + x.shape[2:])
         return packed
 
     def unpack(self, x):
         """[T, ...] -> [B, S, ...], zeros at padding."""
-        shape = tf.concat([self.padded_shape, tf.shape(x, out_type=tf.int64)[1:]], axis=0)
-        padded = tf.cond(self.no_padding, lambda: tf.reshape(x, shape),
-                         lambda: tf.scatter_nd(self.indices, x, shape))
+        trailing = tf.shape(x, out_type=tf.int64)[1:]
+
+        def gathered():
+            zero_row = tf.zeros(tf.concat([[1], trailing], axis=0), x.dtype)
+            return tf.gather(tf.concat([x, zero_row], axis=0), self.rows)
+
+        padded = tf.cond(self.no_padding, lambda: x, gathered)
+        padded = tf.reshape(padded, tf.concat([self.padded_shape, trailing], axis=0))
         padded.set_shape([None, None] + x.shape[1:])
         return padded
