@@ -43,27 +43,30 @@ def quantize_kernel(kernel):
 
 
 def _quantize_rows(x):
-    """float32 [M, K] -> (qint8 [M, K], float32 [M, 1] scales) with x ~ int8 * scale: each row
-    (one token) symmetric in [-127, 127] of its own largest magnitude, at run time. Per row,
+    """float32 [M, K] -> (qint8 [M, K], float32 [M, 1] largest magnitudes) with
+    x ~ int8 / 127 * largest: each row (one token) symmetric in [-127, 127] of its own largest
+    magnitude, at run time. Per row,
     a request's result does not depend on the requests batched with it, and one token with
     large activations (after GELU, say) costs no other token its precision."""
     largest = tf.maximum(tf.reduce_max(tf.abs(x), axis=-1, keepdims=True), _SMALLEST_RANGE)
     # |x| * (127 / largest) <= 127 up to rounding, so no clip is needed (it cost a pass).
     quantized = tf.cast(tf.round(x * (127.0 / largest)), tf.int8)
-    return tf.bitcast(quantized, tf.qint8), largest / 127.0
+    return tf.bitcast(quantized, tf.qint8), largest
 
 
 def _int8_matmul(x, kernel, kernel_max, bias):
     """float32 [M, K] @ (int8 [K, N] scaled to +-kernel_max [N]) + bias [N] -> float32 [M, N].
-    The kernel multiplies the int8 rows as integers (input range +-127: scale 1) and applies the
-    kernel's scales; each row's own scale and the bias follow in float32."""
+    The kernel multiplies the int8 rows (input range +-1: scale 1/127) and applies the kernel's
+    scales; each row's largest magnitude and the bias follow in float32. Every op here counts:
+    at a batch of one, the graph's many small ops cost as much as its matmuls."""
     if tf.executing_eagerly():
         raise RuntimeError("int8 layers run inside tf.function or a SavedModel only: eagerly, "
                            "oneDNN's int8 matmul shares its cached kernels between calls and "
                            "can return wrong results")
-    xq, x_scale = _quantize_rows(x)
-    inputs = [xq, tf.bitcast(kernel, tf.qint8), tf.zeros_like(bias), tf.constant(-127.0),
-              tf.constant(127.0), -kernel_max, kernel_max]
+    xq, x_largest = _quantize_rows(x)
+    zero_bias = tf.zeros(bias.shape, tf.float32)                        # a constant
+    inputs = [xq, tf.bitcast(kernel, tf.qint8), zero_bias, tf.constant(-1.0),
+              tf.constant(1.0), -kernel_max, kernel_max]
     _, _, op, _ = op_def_library._apply_op_helper(
         QUANTIZED_MATMUL, name="int8_matmul", device_inputs=inputs, host_inputs=[],
         Tdevice_outputs=[tf.float32], Thost_outputs=[], T1=tf.qint8, T2=tf.qint8,
@@ -71,13 +74,14 @@ def _int8_matmul(x, kernel, kernel_max, bias):
         input_quant_mode="SCALED", output_quant_mode="SCALED", is_weight_const=True,
         is_bias_const=True, transpose_a=False, transpose_b=False,
         leakyrelu_alpha=0.2)                 # required by the op, unused without LeakyRelu
-    return op.outputs[0] * x_scale + bias
+    return op.outputs[0] * x_largest + bias
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
 class Int8Dense(keras.layers.Layer):
     """y = activation(x @ kernel + bias) for float32 x [..., K], with an int8 kernel [K, N] and
-    per-output-channel float32 `kernel_scale` [N]; the stand-in for a float Dense at serving.
+    per-output-channel float32 `kernel_max` [N] (the float value of int8 127 in each column);
+    the stand-in for a float Dense at serving.
 
     Args:
       units: N.
@@ -95,8 +99,8 @@ class Int8Dense(keras.layers.Layer):
         depth = input_shape[-1]
         self.kernel = self.add_weight(name="kernel", shape=(depth, self.units), dtype="int8",
                                       initializer="zeros", trainable=False)
-        self.kernel_scale = self.add_weight(name="kernel_scale", shape=(self.units,),
-                                            dtype="float32", initializer="ones", trainable=False)
+        self.kernel_max = self.add_weight(name="kernel_max", shape=(self.units,),
+                                          dtype="float32", initializer="ones", trainable=False)
         self.bias = self.add_weight(name="bias", shape=(self.units,), dtype="float32",
                                     initializer="zeros", trainable=False)
         self.built = True
@@ -116,16 +120,19 @@ class Int8Dense(keras.layers.Layer):
         layer.build(kernel.shape[:1])
         kernel, scale = quantize_kernel(kernel)
         layer.kernel.assign(kernel)
-        layer.kernel_scale.assign(scale)
+        layer.kernel_max.assign(scale * 127.0)
         layer.bias.assign(keras.ops.convert_to_numpy(bias).astype(np.float32))
         return layer
 
     def call(self, x):
         x = tf.cast(x, tf.float32)
-        shape = tf.shape(x)
-        y = _int8_matmul(tf.reshape(x, [-1, shape[-1]]), self.kernel.value,
-                         self.kernel_scale.value * 127.0, self.bias.value)
-        y = tf.reshape(y, tf.concat([shape[:-1], [self.units]], axis=0))
+        if x.shape.rank == 2:                 # [T, K]: packed tokens, no reshapes needed
+            y = _int8_matmul(x, self.kernel.value, self.kernel_max.value, self.bias.value)
+        else:
+            shape = tf.shape(x)
+            y = _int8_matmul(tf.reshape(x, [-1, shape[-1]]), self.kernel.value,
+                             self.kernel_max.value, self.bias.value)
+            y = tf.reshape(y, tf.concat([shape[:-1], [self.units]], axis=0))
         return self._activation_fn(y) if self._activation_fn else y
 
     def compute_output_shape(self, input_shape):
@@ -169,11 +176,11 @@ class FusedLayerNorm(keras.layers.Layer):
 
     def call(self, x):
         x = tf.cast(x, tf.float32)
-        shape = tf.shape(x)
+        rows = x if x.shape.rank == 2 else tf.reshape(x, [-1, tf.shape(x)[-1]])
         _, _, op, _ = op_def_library._apply_op_helper(
-            LAYER_NORM, name="layer_norm", x=tf.reshape(x, [-1, shape[-1]]),
-            scale=self.gamma.value, offset=self.beta.value, epsilon=self.epsilon)
-        return tf.reshape(op.outputs[0], shape)
+            LAYER_NORM, name="layer_norm", x=rows, scale=self.gamma.value,
+            offset=self.beta.value, epsilon=self.epsilon)
+        return op.outputs[0] if x.shape.rank == 2 else tf.reshape(op.outputs[0], tf.shape(x))
 
     def compute_output_shape(self, input_shape):
         return input_shape
