@@ -8,8 +8,8 @@ products (AVX-512 VNNI) with the bias add and the dequantization to float32 fuse
 on a 2-layer encoder it ran 2.5x float32 at batch 32, where Keras' `quantize("int8")` (a generic
 int8 BatchMatMul) ran 3.5x slower than float32. Only the Dense projections change: embeddings,
 LayerNorm (one oneDNN kernel, `_MklLayerNorm`), the attention softmax and its score/value
-matmuls, and activation functions stay float32. Exports using it need tensorflow_model_server >= MIN_TF_SERVING_VERSION_INT8 (see
-bert_tf.tokenization.serving_ops).
+matmuls, and activation functions stay float32. Exports using it need tensorflow_model_server
+>= MIN_TF_SERVING_VERSION_INT8 (see bert_tf.tokenization.serving_ops).
 
 The op runs in graphs only (tf.function, SavedModels), where each layer has its own kernel
 (is_weight_const lets it keep its reordered weights); eager calls share cached kernels between
@@ -45,9 +45,9 @@ def quantize_kernel(kernel):
 def _quantize_rows(x):
     """float32 [M, K] -> (qint8 [M, K], float32 [M, 1] largest magnitudes) with
     x ~ int8 / 127 * largest: each row (one token) symmetric in [-127, 127] of its own largest
-    magnitude, at run time. Per row,
-    a request's result does not depend on the requests batched with it, and one token with
-    large activations (after GELU, say) costs no other token its precision."""
+    magnitude, at run time. Per row, a request's result does not depend on the requests
+    batched with it, and one token with large activations (after GELU, say) costs no other
+    token its precision."""
     largest = tf.maximum(tf.reduce_max(tf.abs(x), axis=-1, keepdims=True), _SMALLEST_RANGE)
     # |x| * (127 / largest) <= 127 up to rounding, so no clip is needed (it cost a pass).
     quantized = tf.cast(tf.round(x * (127.0 / largest)), tf.int8)
@@ -166,7 +166,7 @@ class FusedLayerNorm(keras.layers.Layer):
     @classmethod
     def from_layer_norm(cls, norm):
         """A FusedLayerNorm computing what the built keras LayerNormalization `norm` does."""
-        if not (norm.center and norm.scale and list(np.atleast_1d(norm.axis)) in ([-1],)):
+        if not (norm.center and norm.scale and list(np.atleast_1d(norm.axis)) == [-1]):
             raise ValueError(f"{norm.name}: only last-axis LayerNorms with scale and offset fuse")
         layer = cls(norm.epsilon, name=norm.name)
         layer.build(tuple(norm.gamma.shape))

@@ -47,9 +47,9 @@ def bucketed(model_fn, buckets, *, pad_batch=False, per_token_outputs=True):
     pad_batch, on a power-of-two batch); outputs come back at the features' batch and length.
 
     features: int32 [B, ..., S] dict with "input_mask"; buckets: ascending lengths (S caps
-    them; none: each batch is cut to its longest row); per_token_outputs: outputs of rank >= 2 with an unknown second dimension are per
-    token ([B, S, ...]) and are padded back to S (False for tasks whose outputs are per row or
-    per [MASK])."""
+    them; none: each batch is cut to its longest row); per_token_outputs: outputs of rank >= 2
+    with an unknown second dimension are per token ([B, S, ...]) and are padded back to S
+    (False for tasks whose outputs are per row or per [MASK])."""
     buckets = tf.constant(sorted(set(int(b) for b in buckets)), tf.int32)
     batch_buckets = tf.constant([2 ** i for i in range(13)], tf.int32)
 
