@@ -193,8 +193,9 @@ class FusedLayerNorm(keras.layers.Layer):
 
 def int8_model(model, skip_padding=None):
     """A float32 copy of bert_tf `model` (BertEncoder or task model) whose every Dense layer
-    (the query/key/value, attention-output, intermediate and output projections of each
-    Transformer block, the pooler and the heads) is an Int8Dense; `model` is left as it is.
+    (the attention-output, intermediate and output projections of each Transformer block, the
+    pooler and the heads) is an Int8Dense, each block's query, key and value one fused
+    Int8Dense, and every LayerNorm a FusedLayerNorm; `model` is left as it is.
     For serving: the copy runs in tf.function/SavedModel graphs only and cannot be trained.
     `skip_padding`: the copy's encoder option (None: as `model`'s)."""
     copy = with_dtype_policy(model, "float32", skip_padding=skip_padding)

@@ -72,9 +72,8 @@ class ServingModule(tf.Module):
     """Holds a ServingHead and builds its signature functions.
 
     The model runs on each request cut to a bucket length, or with no buckets to its longest
-    row (bert_tf.serving.padding); with
-    jit_compile its function is XLA-compiled (tensorflow_model_server then needs
-    --xla_cpu_compilation_enabled=true)."""
+    row (bert_tf.serving.padding); with jit_compile its function is XLA-compiled
+    (tensorflow_model_server then needs --xla_cpu_compilation_enabled=true)."""
 
     def __init__(self, head, config, length_buckets, jit_compile=False):
         super().__init__(name="bert_serving")

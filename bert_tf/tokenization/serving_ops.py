@@ -22,6 +22,7 @@ MIN_TF_SERVING_VERSION = "2.12"
 # (hence not in tf.raw_ops) that its x86-64 Linux builds register, in the form our graphs use
 # (per-channel weight scales, fused bias and dequantization) since TensorFlow 2.17
 # (tensorflow/tensorflow#66087): such exports need an x86-64 tensorflow_model_server >= 2.17.
+# They also use oneDNN's LayerNorm, `_MklLayerNorm`, internal and registered by the same builds.
 INT8_OPS = frozenset({"_QuantizedMatMul", "_MklLayerNorm"})
 MIN_TF_SERVING_VERSION_INT8 = "2.17"
 
