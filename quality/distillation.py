@@ -11,11 +11,14 @@ run_classifier.py with the quality table's recipe (quality/classifier_glue.sh: s
              (--teacher_checkpoint, temperature 2, alpha 0.5) and the gold labels, per seed.
   alone:     the same student, the same initialisation and recipe, without the teacher.
 
-One JSON line per run (commit, task, variant, seed, flags, every dev metric, seconds) is
-appended to --results; runs already there for the same commit are skipped, so an interrupted
-sweep resumes (the teacher is trained once per commit and task, in --work_dir).
+One JSON line per run (commit, task, variant, seed, settings, flags, every dev metric,
+seconds) is appended to --results; runs already there for the same commit and settings
+(student epochs and layers; temperature and alpha for distilled runs) are skipped, so an
+interrupted sweep resumes (the teacher is trained once per commit and task, in --work_dir).
 
   python3 quality/distillation.py --tasks mrpc --seeds 1,2,3
+  python3 quality/distillation.py --tasks mrpc --seeds 1,2,3 --num_train_epochs 6 \
+      --temperature 4 --alpha 0.9 --teacher_dir <a teacher of an earlier run>
   python3 quality/distillation.py --summarize
 """
 
@@ -33,8 +36,9 @@ RESULTS = os.path.join(REPO, "quality", "results", "distillation.jsonl")
 GLUE = os.path.join(REPO, "..", "shared", "data", "glue")
 RECIPE = ["--do_train", "--do_eval", "--do_lower_case=true", "--max_seq_length=128",
           "--train_batch_size=32", "--eval_batch_size=32", "--learning_rate=1e-4",
-          "--num_train_epochs=3", "--warmup_proportion=0.1", "--optimizer=adamw_torch",
+          "--warmup_proportion=0.1", "--optimizer=adamw_torch",
           "--iterations_per_loop=20", "--save_checkpoints_steps=100000"]
+TEACHER_EPOCHS = 3
 TASKS = {"mrpc": "MRPC", "sst2": "SST-2"}
 TEACHER_SEED = 42
 VARIANTS = ("distilled", "alone")
@@ -53,33 +57,64 @@ def variant_flags(variant, teacher_dir, args):
                       f"--distill_alpha={args.alpha:g}"]
 
 
+def settings(variant, args):
+    """What besides commit, task and seed tells runs apart (rows before it: the defaults)."""
+    if variant == "teacher":
+        return {"epochs": TEACHER_EPOCHS}
+    values = {"epochs": args.num_train_epochs, "student_layers": args.student_layers}
+    if variant == "distilled":
+        values.update(temperature=args.temperature, alpha=args.alpha)
+    return values
+
+
+def row_settings(row, args):
+    defaults = argparse.Namespace(num_train_epochs=TEACHER_EPOCHS, student_layers="0,2,4",
+                                  temperature=2.0, alpha=0.5)
+    return row.get("settings") or settings(row["variant"], defaults)
+
+
+def key(task, variant, seed, values):
+    return task, variant, seed, tuple(sorted(values.items()))
+
+
 def run(args):
     head = commit()
-    done = {(r["task"], r["variant"], r["seed"]) for r in read_rows(args.results)
-            if r["commit"] == head}
+    done = {key(r["task"], r["variant"], r["seed"], row_settings(r, args))
+            for r in read_rows(args.results) if r["commit"] == head}
     for task in args.tasks.split(","):
         teacher_dir = args.teacher_dir or os.path.join(args.work_dir, f"{task}_teacher_{head}")
         plan = [] if args.teacher_dir else [("teacher", TEACHER_SEED)]
         plan += [(v, int(s)) for s in args.seeds.split(",") for v in VARIANTS]
         for variant, seed in plan:
-            out = (teacher_dir if variant == "teacher"
-                   else os.path.join(args.work_dir, f"{task}_{variant}_{seed}"))
-            if (task, variant, seed) in done and (variant != "teacher"
-                                                  or os.path.isdir(teacher_dir)):
+            values = settings(variant, args)
+            out = (teacher_dir if variant == "teacher" else os.path.join(
+                args.work_dir, f"{task}_{variant}_" + "_".join(
+                    str(v) for v in values.values()).replace(",", "") + f"_{seed}"))
+            if key(task, variant, seed, values) in done and (variant != "teacher"
+                                                             or os.path.isdir(teacher_dir)):
                 print(f"skip {task} {variant} seed {seed}: in {args.results}", flush=True)
                 continue
             shutil.rmtree(out, ignore_errors=True)
             flags = RECIPE + variant_flags(variant, teacher_dir, args) + [
-                f"--task_name={TASKS[task]}", f"--seed={seed}"]
-            values, seconds = run_classifier(
+                f"--num_train_epochs={values['epochs']:g}", f"--task_name={TASKS[task]}",
+                f"--seed={seed}"]
+            metrics, seconds = run_classifier(
                 os.path.join(GLUE, TASKS[task]), out, flags, f"{task} {variant} seed {seed}",
                 init_checkpoint=None if variant == "teacher" else teacher_dir)
             append_row(args.results, {"commit": head, "task": task, "variant": variant,
-                                      "seed": seed, "flags": flags, "eval": values,
+                                      "seed": seed, "settings": values, "flags": flags,
+                                      "eval": metrics,
                                       "init_checkpoint": "minilm" if variant == "teacher"
                                       else teacher_dir, "seconds": seconds})
-            print(f"{task} {variant} seed {seed}: accuracy {values['eval_accuracy']:.4f} "
+            print(f"{task} {variant} seed {seed}: accuracy {metrics['eval_accuracy']:.4f} "
                   f"({seconds:.0f} s)", flush=True)
+
+
+def describe(variant, values):
+    text = f"3-layer student, {variant}, {values['epochs']:g} epochs"
+    if variant == "distilled":
+        text += f", T {values['temperature']:g}, alpha {values['alpha']:g}"
+    return text
 
 
 def summarize(args):
@@ -89,23 +124,26 @@ def summarize(args):
                        and r["commit"].startswith(args.commit)]  # (earlier: MiniLM's layers)
     cells = collections.defaultdict(dict)
     for r in rows:
-        cells[(r["task"], r["variant"])][r["seed"]] = 100 * r["eval"]["eval_accuracy"]
+        values = row_settings(r, args)
+        cells[key(r["task"], r["variant"], None, values)][r["seed"]] = (
+            100 * r["eval"]["eval_accuracy"])
     seeds = sorted({r["seed"] for r in rows if r["variant"] != "teacher"})
     lines = ["| task | model | " + " | ".join(f"seed {s}" for s in seeds)
              + " | mean | share of the teacher |", "|---|---|" + "---|" * len(seeds) + "---|---|"]
     for task in TASKS:
-        teacher = cells.get((task, "teacher"), {}).get(TEACHER_SEED)
-        if teacher is None:
+        teacher = cells.get(key(task, "teacher", None, settings("teacher", args)), {})
+        if TEACHER_SEED not in teacher:
             continue
+        teacher = teacher[TEACHER_SEED]
         lines.append(f"| {task} | teacher (6 layers, seed {TEACHER_SEED}) | "
                      + " | " * (len(seeds) - 1) + f" | **{teacher:.2f}** | 100% |")
-        for variant in VARIANTS:
-            values = cells.get((task, variant), {})
-            if not values:
-                continue
-            mean = sum(values.values()) / len(values)
-            lines.append(f"| {task} | 3-layer student, {variant} | "
-                         + " | ".join(f"{values[s]:.2f}" if s in values else "" for s in seeds)
+        students = sorted((k, v) for k, v in cells.items()
+                          if k[0] == task and k[1] != "teacher")
+        for (_, variant, _, values), accuracy in students:
+            mean = sum(accuracy.values()) / len(accuracy)
+            lines.append(f"| {task} | {describe(variant, dict(values))} | "
+                         + " | ".join(f"{accuracy[s]:.2f}" if s in accuracy else ""
+                                      for s in seeds)
                          + f" | **{mean:.2f}** | {100 * mean / teacher:.1f}% |")
     print("\n".join(lines))
 
@@ -119,6 +157,8 @@ def main():
     parser.add_argument("--student_layers", default="0,2,4")
     parser.add_argument("--temperature", type=float, default=2.0)
     parser.add_argument("--alpha", type=float, default=0.5)
+    parser.add_argument("--num_train_epochs", type=float, default=TEACHER_EPOCHS,
+                        help="the students' epochs (the teacher's stay 3)")
     sweep_main(parser, run, summarize, RESULTS, "/tmp/bert_tf_quality/distillation",
                "task x model x seed", "students of this commit (teachers: the latest)")
 
