@@ -8,7 +8,8 @@ import pytest
 import tensorflow as tf
 
 import test_serving_support as support
-from bert_tf.model.int8 import FusedLayerNorm, Int8Dense, int8_model, quantize_kernel
+from bert_tf.model.activations import get_activation
+from bert_tf.model.int8 import FusedLayerNorm, Int8Dense, _gelu_erf, int8_model, quantize_kernel
 
 
 def test_quantized_kernel_is_within_half_a_step_of_each_columns_scale():
@@ -28,13 +29,13 @@ def test_an_all_zero_column_quantizes_to_zeros():
 
 def _float_and_int8_dense(activation):
     keras.utils.set_random_seed(1)
-    dense = keras.layers.Dense(48, activation=activation)
+    dense = keras.layers.Dense(48, activation=get_activation(activation) if activation else None)
     dense.build((None, 32))
     dense.bias.assign(np.linspace(-1, 1, 48).astype(np.float32))
     return dense, Int8Dense.from_dense(dense)
 
 
-@pytest.mark.parametrize("activation", [None, "tanh"])
+@pytest.mark.parametrize("activation", [None, "tanh", "gelu"])
 def test_int8_dense_computes_what_the_float_dense_computes(activation):
     dense, layer = _float_and_int8_dense(activation)
     x = tf.constant(np.random.default_rng(2).normal(size=(3, 5, 32)), tf.float32)
@@ -43,6 +44,12 @@ def test_int8_dense_computes_what_the_float_dense_computes(activation):
     before_activation = x.numpy() @ dense.kernel.numpy() + dense.bias.numpy()
     np.testing.assert_allclose(got, want, atol=0.02 * np.abs(before_activation).max())
     assert layer.activation == activation
+
+
+def test_int8_gelu_written_with_erf_equals_the_models_gelu():
+    x = tf.constant(np.linspace(-8, 8, 4001), tf.float32)
+    np.testing.assert_allclose(_gelu_erf(x).numpy(), get_activation("gelu")(x).numpy(),
+                               rtol=0, atol=1e-6)
 
 
 def test_a_rows_int8_result_does_not_depend_on_the_rows_batched_with_it():
@@ -120,6 +127,19 @@ def test_int8_classifier_logits_stay_close_to_the_float_models():
     got = support.keras_outputs(int8_model(model), features, graph=True)["logits"]
     assert np.abs(got - want).max() < 0.1 * np.abs(want).max()
     assert np.mean(got.argmax(axis=1) == want.argmax(axis=1)) >= 0.8
+
+
+def test_int8_copies_compute_the_exact_gelu_with_erf_not_erfc():
+    """Float exports fuse tf.nn.gelu into oneDNN's matmul; int8 ones apply it on their own,
+    where its Erfc kernel costs twice Erf's."""
+    model = support.build_model("classifier")
+    assert model.config.hidden_act == "gelu"
+    copy = int8_model(model)
+    features = {k: tf.constant(v) for k, v in
+                support.classifier_features(*support.mrpc_pairs(2)).items()}
+    graph = tf.function(lambda f: copy(f, training=False)).get_concrete_function(features).graph
+    types = {op.type for op in graph.get_operations()}
+    assert "Erf" in types and "Erfc" not in types
 
 
 def _cosines(a, b):
