@@ -54,7 +54,9 @@ def variant_flags(variant, teacher_dir, args):
         return student
     return student + [f"--teacher_checkpoint={teacher_dir}",
                       f"--distill_temperature={args.temperature:g}",
-                      f"--distill_alpha={args.alpha:g}"]
+                      f"--distill_alpha={args.alpha:g}"] + (
+        [f"--distill_augment={args.augment}", f"--distill_augment_drop={args.augment_drop:g}"]
+        if args.augment else [])
 
 
 def settings(variant, args):
@@ -64,12 +66,14 @@ def settings(variant, args):
     values = {"epochs": args.num_train_epochs, "student_layers": args.student_layers}
     if variant == "distilled":
         values.update(temperature=args.temperature, alpha=args.alpha)
+        if args.augment:                  # (absent from rows of runs without augmentation)
+            values.update(augment=args.augment, augment_drop=args.augment_drop)
     return values
 
 
 def row_settings(row, args):
     defaults = argparse.Namespace(num_train_epochs=TEACHER_EPOCHS, student_layers="0,2,4",
-                                  temperature=2.0, alpha=0.5)
+                                  temperature=2.0, alpha=0.5, augment=0)
     return row.get("settings") or settings(row["variant"], defaults)
 
 
@@ -78,13 +82,17 @@ def key(task, variant, seed, values):
 
 
 def run(args):
+    unknown = set(args.variants.split(",")) - set(VARIANTS)
+    if unknown:
+        raise SystemExit(f"--variants: {', '.join(sorted(unknown))} unknown; known: "
+                         f"{', '.join(VARIANTS)}")
     head = commit()
     done = {key(r["task"], r["variant"], r["seed"], row_settings(r, args))
             for r in read_rows(args.results) if r["commit"] == head}
     for task in args.tasks.split(","):
         teacher_dir = args.teacher_dir or os.path.join(args.work_dir, f"{task}_teacher_{head}")
         plan = [] if args.teacher_dir else [("teacher", TEACHER_SEED)]
-        plan += [(v, int(s)) for s in args.seeds.split(",") for v in VARIANTS]
+        plan += [(v, int(s)) for s in args.seeds.split(",") for v in args.variants.split(",")]
         for variant, seed in plan:
             values = settings(variant, args)
             out = (teacher_dir if variant == "teacher" else os.path.join(
@@ -114,6 +122,8 @@ def describe(variant, values):
     text = f"3-layer student, {variant}, {values['epochs']:g} epochs"
     if variant == "distilled":
         text += f", T {values['temperature']:g}, alpha {values['alpha']:g}"
+        if values.get("augment"):
+            text += f", {values['augment']} copies dropping {values['augment_drop']:g} of words"
     return text
 
 
@@ -157,6 +167,12 @@ def main():
     parser.add_argument("--student_layers", default="0,2,4")
     parser.add_argument("--temperature", type=float, default=2.0)
     parser.add_argument("--alpha", type=float, default=0.5)
+    parser.add_argument("--variants", default=",".join(VARIANTS),
+                        help="the students to train per seed: distilled, alone or both")
+    parser.add_argument("--augment", type=int, default=0,
+                        help="distilled students: --distill_augment (copies per example)")
+    parser.add_argument("--augment_drop", type=float, default=0.1,
+                        help="with --augment: --distill_augment_drop")
     parser.add_argument("--num_train_epochs", type=float, default=TEACHER_EPOCHS,
                         help="the students' epochs (the teacher's stay 3)")
     sweep_main(parser, run, summarize, RESULTS, "/tmp/bert_tf_quality/distillation",

@@ -179,3 +179,49 @@ def test_with_alpha_0_the_student_trains_exactly_as_without_the_teacher(teacher,
     # teacher, the student starts elsewhere: 7e-5 apart).
     assert train("student", teacher_checkpoint=str(teacher), distill_alpha=0.0) == \
         pytest.approx(train("alone"), rel=1e-7)
+
+
+# --------------------------------------------------------------------------- augmentation
+def test_augmented_copies_drop_words_keep_labels_and_follow_the_seed():
+    from bert_tf.data.classification.examples import InputExample
+    from bert_tf.jobs.distillation import augmented_examples
+    examples = [InputExample("train-0", "the quick brown fox jumps over the lazy dog", "a b c",
+                             "1"), InputExample("train-1", "one", None, "0")]
+    got = augmented_examples(examples, 2, 0.5, seed=3)
+    assert got[:2] == examples and len(got) == 6
+    assert [e.guid for e in got[2:]] == ["train-0-aug1", "train-1-aug1", "train-0-aug2",
+                                         "train-1-aug2"]
+    assert [e.label for e in got[2:]] == ["1", "0", "1", "0"]
+    for copy in got[2::2]:                    # words of the original, in order, at least one
+        words = copy.text_a.split()
+        assert words and len(words) < 9
+        original = iter(examples[0].text_a.split())
+        assert all(w in original for w in words)
+    assert got[3].text_a == "one" and got[3].text_b is None
+    assert augmented_examples(examples, 2, 0.5, seed=3) == got
+    assert augmented_examples(examples, 2, 0.5, seed=4) != got
+
+
+def test_augmentation_enlarges_the_training_set_the_steps_count(teacher, mrpc_small, tmp_path):
+    opts = _options(config=BertConfig.from_json_file(teacher / "bert_config.json"),
+                    task_name="MRPC", data_dir=str(mrpc_small), output_dir=str(tmp_path / "s"),
+                    init_checkpoint=str(teacher), student_layers=["0"],
+                    teacher_checkpoint=str(teacher), distill_augment=2, do_train=True,
+                    num_train_epochs=1, learning_rate=1e-3)
+    result = run(opts, tf.distribute.get_strategy())
+    assert result["train"]["step"] == 40 * 3 // 8                # 40 pairs and 2 copies each
+
+
+@pytest.mark.parametrize("flags, message", [
+    (dict(distill_augment=1), "only with --teacher_checkpoint"),
+    (dict(distill_augment=-1, teacher="yes"), "--distill_augment must be >= 0"),
+    (dict(distill_augment=1, distill_augment_drop=1.0, teacher="yes"),
+     "--distill_augment_drop must be in"),
+])
+def test_bad_augmentation_flags_are_named(teacher, mrpc_small, tmp_path, flags, message):
+    if flags.pop("teacher", None):
+        flags["teacher_checkpoint"] = str(teacher)
+    with pytest.raises(ValueError, match=message):
+        run(_options(config=BertConfig.from_json_file(teacher / "bert_config.json"),
+                     task_name="MRPC", data_dir=str(mrpc_small), output_dir=str(tmp_path / "s"),
+                     do_train=True, **flags), tf.distribute.get_strategy())

@@ -387,8 +387,18 @@ class ClassifierTask(FinetuneTask):
         return {} if self.teacher is None else {"teacher": self.teacher.record()}
 
     def training_data(self):
-        inputs = self.inputs
-        columns = inputs.columns(self.data.examples("train"))
+        inputs, opts = self.inputs, self.opts
+        examples = self.data.examples("train")
+        if self.teacher is not None and opts.distill_augment:
+            from bert_tf.jobs.distillation import augmented_examples
+            original = len(examples)
+            examples = augmented_examples(examples, opts.distill_augment,
+                                          opts.distill_augment_drop, opts.seed)
+            logger.info("distillation: %d training examples and %d copies with words dropped "
+                        "(--distill_augment=%d, --distill_augment_drop=%g)", original,
+                        len(examples) - original, opts.distill_augment,
+                        opts.distill_augment_drop)
+        columns = inputs.columns(examples)
         source = inputs.source(columns, f"{self.data.task}_train")
         dataset_fn = inputs.dataset_fn(source, self.opts.train_batch_size, True)
         if self.teacher is not None:

@@ -9,6 +9,11 @@ vocabulary, casing, sequence length and windows, from its run_options.json), the
 student beside each example's features (`teacher_logits`, looked up by `example_index`). The
 teacher is not kept in memory while the student trains, and a training step costs what it
 costs without distillation.
+
+Small tasks give the student few examples to learn the teacher's function from:
+--distill_augment adds copies of each training example with words dropped at random, labelled
+by the teacher's soft targets like the originals (the transfer set of Tang et al. 2019 and
+TinyBERT, by word dropout).
 """
 
 import dataclasses
@@ -22,7 +27,8 @@ from bert_tf.options import non_defaults, option
 
 logger = logging.getLogger("bert_tf")
 
-_DISTILL_SETTINGS = ("distill_temperature", "distill_alpha")
+_DISTILL_SETTINGS = ("distill_temperature", "distill_alpha", "distill_augment",
+                     "distill_augment_drop")
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -43,6 +49,14 @@ class DistillationOptions:
     distill_alpha: float = option(
         0.5, "--teacher_checkpoint: the weight of the soft loss (the squared distance to the "
         "teacher's score for regression); the gold-label loss gets 1 - alpha.")
+    distill_augment: int = option(
+        0, "--teacher_checkpoint: add this many copies of each training example, each with "
+        "words dropped at random (--distill_augment_drop), to the training set; the teacher "
+        "gives their soft targets, and their gold label is the original's. Epochs and steps "
+        "count the enlarged set.")
+    distill_augment_drop: float = option(
+        0.1, "--distill_augment: the chance of each word (whitespace-separated) to be dropped "
+        "from a copy; a text keeps at least one word.")
     student_layers: list = option(
         None, "Initialise the encoder from these Transformer layers of --init_checkpoint, in "
         "order (e.g. 0,2,4: a 3-layer model; embeddings, pooler and head as they are there); "
@@ -76,6 +90,12 @@ class DistillationOptions:
         if not self.distill_temperature > 0:
             raise ValueError(f"--distill_temperature must be > 0, got "
                              f"{self.distill_temperature}")
+        if self.distill_augment < 0:
+            raise ValueError(f"--distill_augment must be >= 0 (copies per training example), "
+                             f"got {self.distill_augment}")
+        if not 0.0 < self.distill_augment_drop < 1.0:
+            raise ValueError(f"--distill_augment_drop must be in (0, 1), got "
+                             f"{self.distill_augment_drop}")
         from bert_tf import fileio
         if not fileio.exists(self.teacher_checkpoint):
             raise FileNotFoundError(f"--teacher_checkpoint {self.teacher_checkpoint} does not "
@@ -99,6 +119,27 @@ def parse_student_layers(values, num_layers):
         raise ValueError(f"{flag}: the layers must be strictly increasing (each taken once, "
                          f"in the order the student stacks them)")
     return layers
+
+
+def augmented_examples(examples, copies, drop, seed):
+    """`examples` (InputExamples), then `copies` copies of each (guid "<guid>-aug<k>", the same
+    label) whose texts lost each word with probability `drop`, at least one word kept. The
+    copies are a function of `seed` alone."""
+    rng = np.random.default_rng(seed)
+
+    def dropped(text):
+        if text is None:
+            return None
+        words = text.split()
+        keep = rng.random(len(words)) >= drop
+        if words and not keep.any():
+            keep[rng.integers(len(words))] = True
+        return " ".join(w for w, k in zip(words, keep) if k)
+
+    extra = [dataclasses.replace(e, guid=f"{e.guid}-aug{k}", text_a=dropped(e.text_a),
+                                 text_b=dropped(e.text_b))
+             for k in range(1, copies + 1) for e in examples]
+    return list(examples) + extra
 
 
 # --------------------------------------------------------------------------- the teacher
