@@ -17,18 +17,19 @@ bert_tf run's output folder or checkpoint (a fine-tuned uncased 2-label classifi
 vocab.txt in it, in its best/ or beside it, or --vocab_file). The weights are written once as a
 HuggingFace BertForSequenceClassification folder, and every variant loads that folder,
 classifier head included:
-  tf_fp32, tf_bf16, tf_int8  export_savedmodel.py --precision=fp32|bf16|int8, loaded with
-                             tf.saved_model.load; raw text through serving_default (tokenized
-                             in the graph, each batch cut to its length bucket)
+  tf_fp32, tf_bf16, tf_int8, tf_int8_bf16
+                             export_savedmodel.py --precision=fp32|bf16|int8|int8_bf16, loaded
+                             with tf.saved_model.load; raw text through serving_default
+                             (tokenized in the graph, each batch cut to its longest row)
   ort_fp32, ort_int8         ONNX Runtime on torch.onnx.export of the HF model, and on
                              onnxruntime.quantization.quantize_dynamic (int8 weights) of it
   ov_bf16                    OpenVINO's conversion of that ONNX file, compiled with the
                              inference precision hint bf16
-  student_fp32, student_int8 the --student run exported as tf_fp32 / tf_int8 (rows left out
-                             without --student)
+  student_fp32, student_int8, student_int8_bf16
+                             the --student run exported as tf_fp32 / tf_int8 / tf_int8_bf16
+                             (rows left out without --student)
 The peers tokenize with BertTokenizerFast of the same vocab.txt, pair-truncated to
---seq_length and padded to the batch's longest row. bert_tf's export has no int8-with-bf16
-precision, so there is no such row.
+--seq_length and padded to the batch's longest row.
 
 Requests: batch 1 over the same --requests MRPC dev pairs for every variant (p50 and p90 ms),
 batch --batch_size over --batches slices (median examples/s). Each process warms up on every
@@ -74,8 +75,10 @@ MRPC_DEV = os.path.join(SHARED, "data", "glue", "MRPC", "dev.tsv")
 sys.path.insert(0, HERE)
 from bench_serving import mrpc_pairs, percentile  # noqa: E402
 
-TF_VARIANTS = {"tf_fp32": "fp32", "tf_bf16": "bf16", "tf_int8": "int8"}
-STUDENT_VARIANTS = {"student_fp32": "fp32", "student_int8": "int8"}
+TF_VARIANTS = {"tf_fp32": "fp32", "tf_bf16": "bf16", "tf_int8": "int8",
+               "tf_int8_bf16": "int8_bf16"}
+STUDENT_VARIANTS = {"student_fp32": "fp32", "student_int8": "int8",
+                    "student_int8_bf16": "int8_bf16"}
 PEER_VARIANTS = ("ort_fp32", "ort_int8", "ov_bf16")
 REFERENCE = "ort_int8"             # the table's ratios are to this row
 AGREEMENT_REFERENCE = "tf_fp32"    # logits of every variant are compared with this one's

@@ -51,7 +51,8 @@ def export_and_serve(args, vocab, rows, work):
     from bert_tf.jobs.export import ExportOptions, run
     results = {}
     for name in args.variants.split(","):
-        precision, xla = name.split("_")[0], name.endswith("_xla")
+        xla = name.endswith("_xla")
+        precision = name[:-len("_xla")] if xla else name
         path = run(ExportOptions(export_dir=os.path.join(work, name),
                                  init_checkpoint=args.init_checkpoint,
                                  task_name=args.task_name,
@@ -78,8 +79,8 @@ def main():
     parser.add_argument("--init_checkpoint", required=True)
     parser.add_argument("--task_name", choices=sorted(DEV_COLUMNS), default="MRPC")
     parser.add_argument("--variants", default="fp32,fp32_xla,bf16,bf16_xla",
-                        help="comma-separated precisions (fp32, bf16, int8), each optionally "
-                             "with _xla; fp32 is always the reference")
+                        help="comma-separated precisions (fp32, bf16, int8, int8_bf16), each "
+                             "optionally with _xla; fp32 is always the reference")
     parser.add_argument("--vocab_file", default=None, help="default: MiniLM's vocab.txt")
     parser.add_argument("--seq_length", type=int, default=128)
     parser.add_argument("--batch_size", type=int, default=32)

@@ -142,6 +142,20 @@ def test_int8_copies_compute_the_exact_gelu_with_erf_not_erfc():
     assert "Erf" in types and "Erfc" not in types
 
 
+def _matmul_dtypes(model):
+    features = {k: tf.constant(v) for k, v in
+                support.classifier_features(*support.mrpc_pairs(2)).items()}
+    graph = tf.function(lambda f: model(f, training=False)).get_concrete_function(features).graph
+    return {op.get_attr("T").name for op in graph.get_operations()
+            if op.type == "BatchMatMulV2"}
+
+
+def test_an_int8_copy_runs_attention_in_bfloat16_when_asked():
+    model = support.build_model("classifier")
+    assert _matmul_dtypes(int8_model(model)) == {"float32"}
+    assert _matmul_dtypes(int8_model(model, attention_dtype="bfloat16")) == {"bfloat16"}
+
+
 def _cosines(a, b):
     return np.sum(a * b, axis=-1) / (np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1))
 

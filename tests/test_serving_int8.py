@@ -16,26 +16,44 @@ from bert_tf.tokenization import serving_ops
 
 @pytest.fixture(scope="module")
 def classifier_exports(tmp_path_factory):
-    """{precision: path} of one tiny random MRPC classifier exported in fp32 and int8."""
+    """{precision: path} of one tiny random MRPC classifier exported in fp32, int8 and
+    int8_bf16."""
     model = support.build_model("classifier")
     root = tmp_path_factory.mktemp("int8")
     return {precision: serving.export(model, "classifier", str(root / precision),
                                       support.vocab_file(), True, support.SEQ,
                                       labels=support.MRPC_LABELS, text_pair=True,
                                       precision=precision, warmup=False)
-            for precision in ("fp32", "int8")}
+            for precision in ("fp32", "int8", "int8_bf16")}
 
 
 def test_int8_export_serves_raw_text_close_to_the_fp32_export(classifier_exports):
     texts_a, texts_b = support.mrpc_pairs(12)
     logits = {}
     for precision, path in classifier_exports.items():
+        if precision == "int8_bf16":
+            continue
         out = tf.saved_model.load(path).signatures[names.SERVING_DEFAULT](
             text_a=tf.constant(texts_a), text_b=tf.constant(texts_b))
         assert out["logits"].dtype == tf.float32
         logits[precision] = out["logits"].numpy()
     assert 0 < np.abs(logits["int8"] - logits["fp32"]).max() < 0.1 * np.abs(logits["fp32"]).max()
     assert np.mean(logits["int8"].argmax(1) == logits["fp32"].argmax(1)) >= 0.8
+
+
+def test_int8_bf16_export_serves_close_to_the_int8_export(classifier_exports):
+    texts_a, texts_b = support.mrpc_pairs(12)
+    logits = {}
+    for precision in ("int8", "int8_bf16"):
+        out = tf.saved_model.load(classifier_exports[precision]).signatures[
+            names.SERVING_DEFAULT](text_a=tf.constant(texts_a), text_b=tf.constant(texts_b))
+        logits[precision] = out["logits"].numpy()
+    difference = np.abs(logits["int8_bf16"] - logits["int8"]).max()
+    assert 0 < difference < 0.1 * np.abs(logits["int8"]).max()     # measured: 0.07
+    assert np.mean(logits["int8_bf16"].argmax(1) == logits["int8"].argmax(1)) >= 0.8
+    info = json.loads(open(os.path.join(classifier_exports["int8_bf16"], names.ASSETS_EXTRA,
+                                        names.EXPORT_INFO)).read())
+    assert (info["quantized"], info["attention_dtype"]) == ("int8", "bfloat16")
 
 
 def test_int8_export_stores_int8_kernels_and_names_its_server_version(classifier_exports):

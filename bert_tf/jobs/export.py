@@ -73,7 +73,8 @@ class ExportOptions:
         False, "fill_mask: also rank [PAD], [CLS], [SEP], [MASK], [UNK] and [unusedN].")
     version: int = option(None, "Version number (default: the next free one).")
     warmup: bool = option(True, "Write assets.extra/tf_serving_warmup_requests.")
-    precision: str = option(None, EXPORT_HELP["precision"], choices=("fp32", "bf16", "int8"))
+    precision: str = option(None, EXPORT_HELP["precision"],
+                            choices=("fp32", "bf16", "int8", "int8_bf16"))
     jit_compile: bool = option(False, EXPORT_HELP["jit_compile"])
     text_signatures: bool = option(
         True, "Include serving_default (raw text; needs two TensorFlow Text ops, present in "

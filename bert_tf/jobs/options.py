@@ -20,8 +20,9 @@ EXPORT_HELP = {
                  "outputs; faster on CPUs with AVX512_BF16 or AMX, see "
                  "benchmarks/results/serving.md), or int8: int8 weights and run-time-quantized "
                  "activations in every Dense projection, the rest float32 (x86-64 CPUs with "
-                 "AVX-512 VNNI; tensorflow_model_server >= 2.17, see docs/serving.md); default: "
-                 "as trained.",
+                 "AVX-512 VNNI; tensorflow_model_server >= 2.17, see docs/serving.md), or "
+                 "int8_bf16: int8 with attention's score and value matmuls in bfloat16 (where "
+                 "bf16 is native too); default: as trained.",
     "jit_compile": "XLA-compile the model function (requests are padded to a few bucket "
                    "shapes; the warm-up requests compile batch 1 at each length while the "
                    "server loads); tensorflow_model_server needs "
@@ -93,7 +94,7 @@ class ModelOptions:
         "version in this folder (raw-text, int32-feature and tf.Example signatures, as "
         "export_savedmodel.py writes them).")
     export_precision: str = option(None, "--export_dir: " + EXPORT_HELP["precision"],
-                                   choices=("fp32", "bf16", "int8"))
+                                   choices=("fp32", "bf16", "int8", "int8_bf16"))
     export_jit_compile: bool = option(False, "--export_dir: " + EXPORT_HELP["jit_compile"])
 
     serving_kind = None

@@ -19,6 +19,10 @@ class SelfAttention(keras.layers.Layer):
     """Scaled dot-product self-attention over N heads; returns the context (x's shape) before
     the output projection. Softmax runs in float32 under mixed precision."""
 
+    # The dtype of the score and value matmuls when it is not the projections' (None): int8
+    # serving copies set bfloat16 for export precision int8_bf16 (bert_tf.model.int8).
+    attention_dtype = None
+
     def __init__(self, hidden_size, num_heads, initializer_range=0.02, dropout_rate=0.1, **kwargs):
         super().__init__(**kwargs)
         if hidden_size % num_heads:
@@ -51,7 +55,10 @@ class SelfAttention(keras.layers.Layer):
     def call(self, x, bias, training=None, packing=None):
         """x [B, S, H], or [T, H] with `packing` (a TokenPacking of the real tokens): then the
         projections run on the T tokens and only the attention itself on the padded layout."""
-        unpack = packing.unpack if packing is not None else (lambda t: t)
+        def unpack(t):                     # to attention_dtype, and the padded layout
+            t = t if self.attention_dtype is None else ops.cast(t, self.attention_dtype)
+            return t if packing is None else packing.unpack(t)
+
         if self.query_key_value is not None:
             qkv = unpack(self.query_key_value(x))                               # [B, S, 3H]
             batch, seq = ops.shape(qkv)[0], ops.shape(qkv)[1]

@@ -201,18 +201,21 @@ class FusedLayerNorm(keras.layers.Layer):
         return config
 
 
-def int8_model(model, skip_padding=None):
+def int8_model(model, skip_padding=None, attention_dtype=None):
     """A float32 copy of bert_tf `model` (BertEncoder or task model) whose every Dense layer
     (the attention-output, intermediate and output projections of each Transformer block, the
     pooler and the heads) is an Int8Dense, each block's query, key and value one fused
     Int8Dense, every LayerNorm a FusedLayerNorm and every exact GELU written with erf;
     `model` is left as it is.
     For serving: the copy runs in tf.function/SavedModel graphs only and cannot be trained.
-    `skip_padding`: the copy's encoder option (None: as `model`'s)."""
+    `skip_padding`: the copy's encoder option (None: as `model`'s). `attention_dtype`:
+    "bfloat16" runs each attention's score and value matmuls in bfloat16 (softmax stays
+    float32; faster on CPUs with AVX512_BF16 or AMX), None in float32."""
     copy = with_dtype_policy(model, "float32", skip_padding=skip_padding)
     parents = [copy] + list(copy._flatten_layers(include_self=False, recursive=True))
     for attention in [p for p in parents if isinstance(p, SelfAttention)]:
         _fuse_query_key_value(attention)
+        attention.attention_dtype = attention_dtype
     for parent in parents:
         for attribute, child in list(vars(parent).items()):
             if isinstance(child, keras.layers.Dense):

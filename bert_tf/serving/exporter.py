@@ -37,8 +37,11 @@ logger = logging.getLogger("bert_tf")
 # bf16 stores the weights in bfloat16 too: "mixed_bfloat16" would cast every float32 variable
 # on every call, which made single requests slower than fp32. LayerNorm and the attention
 # softmax still compute in float32, and outputs are float32. int8: a float32 model whose Dense
-# projections compute in int8 (bert_tf.model.int8).
-PRECISIONS = {None: None, "fp32": "float32", "bf16": "bfloat16", "int8": "float32"}
+# projections compute in int8 (bert_tf.model.int8); int8_bf16 also runs attention's score and
+# value matmuls in bfloat16.
+PRECISIONS = {None: None, "fp32": "float32", "bf16": "bfloat16", "int8": "float32",
+              "int8_bf16": "float32"}
+INT8_ATTENTION_DTYPES = {"int8": None, "int8_bf16": "bfloat16"}
 
 
 def check_compute_options(task: str, precision: str | None, jit_compile: bool,
@@ -48,9 +51,9 @@ def check_compute_options(task: str, precision: str | None, jit_compile: bool,
     if precision not in PRECISIONS:
         raise ValueError(f"{flags[0]} must be one of {', '.join(p for p in PRECISIONS if p)}, "
                          f"got {precision!r}")
-    if jit_compile and precision == "int8":
-        raise ValueError(f"{flags[1]} does not combine with {flags[0]} int8: XLA has no kernel "
-                         "for oneDNN's int8 matmul")
+    if jit_compile and precision in INT8_ATTENTION_DTYPES:
+        raise ValueError(f"{flags[1]} does not combine with {flags[0]} {precision}: XLA has no "
+                         "kernel for oneDNN's int8 matmul")
     if jit_compile and task == "fill_mask":
         raise ValueError(f"{flags[1]} is not supported for task fill_mask: its [MASK] "
                          "positions have data-dependent shapes, which XLA cannot compile")
@@ -156,7 +159,9 @@ def export(model: "keras.Model", task: str, export_dir: str | os.PathLike,
         TPUs and recent GPUs, half the size) or "int8" (every Dense projection of the encoder
         and heads multiplies int8 weights by int8-quantized activations, the rest in float32:
         faster on x86-64 CPUs with AVX-512 VNNI; needs tensorflow_model_server >=
-        serving_ops.MIN_TF_SERVING_VERSION_INT8); None keeps the model's own dtype policy.
+        serving_ops.MIN_TF_SERVING_VERSION_INT8) or "int8_bf16" (int8, with attention's score
+        and value matmuls in bfloat16: faster where bf16 is native); None keeps the model's own
+        dtype policy.
       jit_compile: XLA-compile the model function (each request batch is padded to a power of
         two and a bucket length, so few shapes compile); tensorflow_model_server must then run
         with --xla_cpu_compilation_enabled=true. Not for fill_mask (its [MASK] gather has
@@ -186,8 +191,9 @@ def export(model: "keras.Model", task: str, export_dir: str | os.PathLike,
     started = time.time()
     # The copy leaves the caller's model as it was.
     skip_padding = not jit_compile
-    if precision == "int8":
-        model = int8_model(model, skip_padding=skip_padding)
+    if precision in INT8_ATTENTION_DTYPES:
+        model = int8_model(model, skip_padding=skip_padding,
+                           attention_dtype=INT8_ATTENTION_DTYPES[precision])
     else:
         model = with_dtype_policy(
             model, PRECISIONS[precision] if precision else model.dtype_policy, skip_padding)
@@ -225,8 +231,9 @@ def export(model: "keras.Model", task: str, export_dir: str | os.PathLike,
                     do_lower_case=bool(do_lower_case), dtype_policy=policy,
                     jit_compile=bool(jit_compile), length_buckets=buckets,
                     tensorflow=tf.__version__)
-        if precision == "int8":
-            info.update(quantized="int8", min_tf_serving_version=MIN_TF_SERVING_VERSION_INT8)
+        if precision in INT8_ATTENTION_DTYPES:
+            info.update(quantized="int8", min_tf_serving_version=MIN_TF_SERVING_VERSION_INT8,
+                        attention_dtype=INT8_ATTENTION_DTYPES[precision] or "float32")
         os.makedirs(extra, exist_ok=True)
         fileio.atomic_write_text(os.path.join(extra, names.EXPORT_INFO),
                                  json.dumps(info, indent=2) + "\n")
