@@ -63,6 +63,12 @@ def _gelu_erf(x):
     return 0.5 * x * (1.0 + tf.math.erf(x * 0.7071067811865476))
 
 
+def _serving_activation(name):
+    """The function of activation `name` (bert_tf.model.activations) in int8 copies: the same,
+    but the exact GELU written with erf."""
+    return _gelu_erf if name == "gelu" else get_activation(name)
+
+
 def _int8_matmul(x, kernel, kernel_max, bias):
     """float32 [M, K] @ (int8 [K, N] scaled to +-kernel_max [N]) + bias [N] -> float32 [M, N].
     The kernel multiplies the int8 rows (input range +-1: scale 1/127) and applies the kernel's
@@ -102,8 +108,7 @@ class Int8Dense(keras.layers.Layer):
         super().__init__(**kwargs)
         self.units = units
         self.activation = activation
-        self._activation_fn = (_gelu_erf if activation == "gelu"
-                               else get_activation(activation) if activation else None)
+        self._activation_fn = _serving_activation(activation) if activation else None
 
     def build(self, input_shape):
         depth = input_shape[-1]
@@ -223,8 +228,7 @@ def int8_model(model, skip_padding=None, attention_dtype=None):
             elif isinstance(child, keras.layers.LayerNormalization):
                 _replace_sublayer(parent, attribute, FusedLayerNorm.from_layer_norm(child))
     for block in [p for p in parents if isinstance(p, TransformerBlock)]:
-        if block.activation == "gelu":
-            block.intermediate_activation = _gelu_erf
+        block.intermediate_activation = _serving_activation(block.activation)
     return copy
 
 
