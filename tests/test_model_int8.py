@@ -9,7 +9,8 @@ import tensorflow as tf
 
 import test_serving_support as support
 from bert_tf.model.activations import get_activation
-from bert_tf.model.int8 import FusedLayerNorm, Int8Dense, _gelu_erf, int8_model, quantize_kernel
+from bert_tf.model.int8 import (SMALL_LAYER_NORM, FusedLayerNorm, Int8Dense, _gelu_erf,
+                                int8_model, quantize_kernel)
 
 
 def test_quantized_kernel_is_within_half_a_step_of_each_columns_scale():
@@ -74,15 +75,19 @@ def test_int8_dense_refuses_eager_calls():
         layer(tf.ones((2, 32)))
 
 
-def test_fused_layer_norm_computes_what_keras_layer_norm_computes():
+@pytest.mark.parametrize("shape", [(2, 7, 32), (2, SMALL_LAYER_NORM // 64 + 1, 32)],
+                         ids=["small: plain ops", "large: oneDNN's kernel"])
+def test_fused_layer_norm_computes_what_keras_layer_norm_computes(shape):
     keras.utils.set_random_seed(5)
     norm = keras.layers.LayerNormalization(epsilon=1e-12)
     norm.build((None, None, 32))
     norm.gamma.assign(np.linspace(0.5, 2.0, 32).astype(np.float32))
     norm.beta.assign(np.linspace(-1.0, 1.0, 32).astype(np.float32))
     fused = FusedLayerNorm.from_layer_norm(norm)
-    x = tf.constant(3.0 + 5.0 * np.random.default_rng(6).normal(size=(2, 7, 32)), tf.float32)
-    np.testing.assert_allclose(tf.function(fused)(x), tf.function(norm)(x), atol=1e-5)
+    x = tf.constant(3.0 + 5.0 * np.random.default_rng(6).normal(size=shape), tf.float32)
+    got = tf.function(fused)(x)
+    assert got.shape == shape
+    np.testing.assert_allclose(got, tf.function(norm)(x), atol=1e-5)
     assert FusedLayerNorm.from_config(fused.get_config()).epsilon == 1e-12
 
 
