@@ -19,6 +19,7 @@ interrupted sweep resumes (the teacher is trained once per commit and task, in -
   python3 quality/distillation.py --tasks mrpc --seeds 1,2,3
   python3 quality/distillation.py --tasks mrpc --seeds 1,2,3 --num_train_epochs 6 \
       --temperature 4 --alpha 0.9 --teacher_dir <a teacher of an earlier run>
+  python3 quality/distillation.py --tasks sst2 --seeds=      # the teacher alone
   python3 quality/distillation.py --summarize
 """
 
@@ -92,7 +93,8 @@ def run(args):
     for task in args.tasks.split(","):
         teacher_dir = args.teacher_dir or os.path.join(args.work_dir, f"{task}_teacher_{head}")
         plan = [] if args.teacher_dir else [("teacher", TEACHER_SEED)]
-        plan += [(v, int(s)) for s in args.seeds.split(",") for v in args.variants.split(",")]
+        plan += [(v, int(s)) for s in args.seeds.split(",") if s
+                 for v in args.variants.split(",")]
         for variant, seed in plan:
             values = settings(variant, args)
             out = (teacher_dir if variant == "teacher" else os.path.join(
@@ -161,7 +163,8 @@ def summarize(args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", default="mrpc")
-    parser.add_argument("--seeds", default="1,2,3")
+    parser.add_argument("--seeds", default="1,2,3",
+                        help="the students' seeds; empty (--seeds=) trains the teacher only")
     parser.add_argument("--teacher_dir", default=None,
                         help="a teacher trained before (one task): skip training it")
     parser.add_argument("--student_layers", default="0,2,4")
