@@ -122,6 +122,8 @@ def run(args):
 
 def describe(variant, values):
     text = f"3-layer student, {variant}, {values['epochs']:g} epochs"
+    if values.get("student_layers", "0,2,4") != "0,2,4":
+        text += f", layers {values['student_layers']}"
     if variant == "distilled":
         text += f", T {values['temperature']:g}, alpha {values['alpha']:g}"
         if values.get("augment"):
