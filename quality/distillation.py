@@ -20,6 +20,8 @@ interrupted sweep resumes (the teacher is trained once per commit and task, in -
   python3 quality/distillation.py --tasks mrpc --seeds 1,2,3 --num_train_epochs 6 \
       --temperature 4 --alpha 0.9 --teacher_dir <a teacher of an earlier run>
   python3 quality/distillation.py --tasks sst2 --seeds=      # the teacher alone
+  python3 quality/distillation.py --tasks sst2 --num_train_epochs 1 --max_seq_length 64 \
+      --temperature 4 --alpha 0.9 --variants alone --teacher_dir <the SST-2 teacher>
   python3 quality/distillation.py --summarize
 """
 
@@ -35,7 +37,7 @@ from runlog import append_row, commit, minilm, read_rows, run_classifier, sweep_
 
 RESULTS = os.path.join(REPO, "quality", "results", "distillation.jsonl")
 GLUE = os.path.join(REPO, "..", "shared", "data", "glue")
-RECIPE = ["--do_train", "--do_eval", "--do_lower_case=true", "--max_seq_length=128",
+RECIPE = ["--do_train", "--do_eval", "--do_lower_case=true",
           "--train_batch_size=32", "--eval_batch_size=32", "--learning_rate=1e-4",
           "--warmup_proportion=0.1", "--optimizer=adamw_torch",
           "--iterations_per_loop=20", "--save_checkpoints_steps=100000"]
@@ -43,6 +45,8 @@ TEACHER_EPOCHS = 3
 TASKS = {"mrpc": "MRPC", "sst2": "SST-2"}
 TEACHER_SEED = 42
 VARIANTS = ("distilled", "alone")
+STUDENT_LAYERS = "0,2,4"
+SEQ = 128
 
 
 def variant_flags(variant, teacher_dir, args):
@@ -65,6 +69,8 @@ def settings(variant, args):
     if variant == "teacher":
         return {"epochs": TEACHER_EPOCHS}
     values = {"epochs": args.num_train_epochs, "student_layers": args.student_layers}
+    if args.max_seq_length != SEQ:        # (absent from rows of runs at the recipe's length)
+        values["max_seq_length"] = args.max_seq_length
     if variant == "distilled":
         values.update(temperature=args.temperature, alpha=args.alpha)
         if args.augment:                  # (absent from rows of runs without augmentation)
@@ -73,8 +79,8 @@ def settings(variant, args):
 
 
 def row_settings(row, args):
-    defaults = argparse.Namespace(num_train_epochs=TEACHER_EPOCHS, student_layers="0,2,4",
-                                  temperature=2.0, alpha=0.5, augment=0)
+    defaults = argparse.Namespace(num_train_epochs=TEACHER_EPOCHS, student_layers=STUDENT_LAYERS,
+                                  temperature=2.0, alpha=0.5, augment=0, max_seq_length=SEQ)
     return row.get("settings") or settings(row["variant"], defaults)
 
 
@@ -87,6 +93,9 @@ def run(args):
     if unknown:
         raise SystemExit(f"--variants: {', '.join(sorted(unknown))} unknown; known: "
                          f"{', '.join(VARIANTS)}")
+    if args.teacher_dir and not args.seeds:
+        raise SystemExit("--seeds= trains the teacher alone, and --teacher_dir skips training "
+                         "it: together they do nothing")
     head = commit()
     done = {key(r["task"], r["variant"], r["seed"], row_settings(r, args))
             for r in read_rows(args.results) if r["commit"] == head}
@@ -106,6 +115,7 @@ def run(args):
                 continue
             shutil.rmtree(out, ignore_errors=True)
             flags = RECIPE + variant_flags(variant, teacher_dir, args) + [
+                f"--max_seq_length={values.get('max_seq_length', SEQ)}",
                 f"--num_train_epochs={values['epochs']:g}", f"--task_name={TASKS[task]}",
                 f"--seed={seed}"]
             metrics, seconds = run_classifier(
@@ -122,8 +132,10 @@ def run(args):
 
 def describe(variant, values):
     text = f"3-layer student, {variant}, {values['epochs']:g} epochs"
-    if values.get("student_layers", "0,2,4") != "0,2,4":
+    if values.get("student_layers", STUDENT_LAYERS) != STUDENT_LAYERS:
         text += f", layers {values['student_layers']}"
+    if "max_seq_length" in values:
+        text += f", seq {values['max_seq_length']}"
     if variant == "distilled":
         text += f", T {values['temperature']:g}, alpha {values['alpha']:g}"
         if values.get("augment"):
@@ -169,7 +181,9 @@ def main():
                         help="the students' seeds; empty (--seeds=) trains the teacher only")
     parser.add_argument("--teacher_dir", default=None,
                         help="a teacher trained before (one task): skip training it")
-    parser.add_argument("--student_layers", default="0,2,4")
+    parser.add_argument("--student_layers", default=STUDENT_LAYERS)
+    parser.add_argument("--max_seq_length", type=int, default=SEQ,
+                        help="the students' (and, distilling, the teacher's) sequence length")
     parser.add_argument("--temperature", type=float, default=2.0)
     parser.add_argument("--alpha", type=float, default=0.5)
     parser.add_argument("--variants", default=",".join(VARIANTS),
