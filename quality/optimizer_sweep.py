@@ -20,6 +20,8 @@ share of the most common predicted class, seconds) is appended to --results; run
 for the same commit are skipped, so an interrupted sweep resumes.
 
   python3 quality/optimizer_sweep.py --tasks mrpc,cola,sst2,qnli,long_text --seeds 1,2,3
+  python3 quality/optimizer_sweep.py --tasks cola --optimizers adamw_torch --learning_rate 1e-4 \
+      --num_train_epochs 3 --seeds 1,2,3                  # a budget beyond the first one
   python3 quality/optimizer_sweep.py --summarize
 """
 
@@ -41,8 +43,9 @@ sys.path[:0] = [REPO, os.path.join(REPO, "quality")]
 from runlog import append_row, commit, read_rows, run_classifier, sweep_main  # noqa: E402
 
 OPTIMIZERS = ("adamw", "adamw_torch")
-RECIPE = ["--do_train", "--do_eval", "--num_train_epochs=1", "--max_seq_length=128",
-          "--train_batch_size=32", "--eval_batch_size=64", "--warmup_proportion=0.1", "--iterations_per_loop=25",
+RECIPE = ["--do_train", "--do_eval", "--max_seq_length=128",
+          "--train_batch_size=32", "--eval_batch_size=64", "--warmup_proportion=0.1",
+          "--iterations_per_loop=25",
           "--save_checkpoints_steps=100000"]
 # task -> (--task_name, the metric the table reports, flags of its own)
 TASKS = {"mrpc": ("MRPC", "eval_accuracy", []), "cola": ("CoLA", "mcc", []),
@@ -133,32 +136,36 @@ def prepare(task, work_dir):
 
 def run(args):
     head = commit()
-    done = {(r["task"], r["optimizer"], learning_rate(r), r["seed"])
+    done = {(r["task"], r["optimizer"], learning_rate(r), epochs(r), r["seed"])
             for r in read_rows(args.results) if r["commit"] == head}
+    budget = f"lr {args.learning_rate:g}" + (
+        f", {args.num_train_epochs:g} epochs" if args.num_train_epochs != 1 else "")
     for seed in [int(s) for s in args.seeds.split(",")]:
         for task in args.tasks.split(","):
             data_dir = prepare(task, args.work_dir)
             for optimizer in args.optimizers.split(","):
-                if (task, optimizer, args.learning_rate, seed) in done:
-                    print(f"skip {task} {optimizer} lr {args.learning_rate:g} seed {seed}: "
-                          f"in {args.results}", flush=True)
+                if (task, optimizer, args.learning_rate, args.num_train_epochs, seed) in done:
+                    print(f"skip {task} {optimizer} {budget} seed {seed}: in {args.results}",
+                          flush=True)
                     continue
-                out = os.path.join(args.work_dir,
-                                   f"{task}_{optimizer}_{args.learning_rate:g}_{seed}")
+                out = os.path.join(args.work_dir, f"{task}_{optimizer}_{args.learning_rate:g}_"
+                                   f"{args.num_train_epochs:g}_{seed}")
                 shutil.rmtree(out, ignore_errors=True)
-                flags = RECIPE + TASKS[task][2] + [
+                flags = RECIPE + [f"--num_train_epochs={args.num_train_epochs:g}"] + (
+                    TASKS[task][2]) + [
                     f"--task_name={TASKS[task][0]}", f"--optimizer={optimizer}",
                     f"--learning_rate={args.learning_rate:g}", f"--seed={seed}"]
                 values, seconds = run_classifier(
-                    data_dir, out, flags, f"{task} {optimizer} lr {args.learning_rate:g} seed {seed}")
+                    data_dir, out, flags, f"{task} {optimizer} {budget} seed {seed}")
                 row = {"commit": head, "task": task, "optimizer": optimizer,
-                       "learning_rate": args.learning_rate, "seed": seed, "flags": flags, "metric": TASKS[task][1],
+                       "learning_rate": args.learning_rate, "epochs": args.num_train_epochs,
+                       "seed": seed, "flags": flags, "metric": TASKS[task][1],
                        "value": values[TASKS[task][1]], "eval": values,
                        "prediction_majority_share": prediction_share(values),
                        "seconds": seconds}
                 append_row(args.results, row)
-                print(f"{task} {optimizer} lr {args.learning_rate:g} seed {seed}: {row['metric']} = {row['value']:.4f}, "
-                      f"most common predicted class "
+                print(f"{task} {optimizer} {budget} seed {seed}: "
+                      f"{row['metric']} = {row['value']:.4f}, most common predicted class "
                       f"{row['prediction_majority_share']:.3f} ({row['seconds']:.0f} s)", flush=True)
 
 
@@ -168,6 +175,11 @@ def learning_rate(row):
         return row["learning_rate"]
     return float(next(f for f in row["flags"] if f.startswith("--learning_rate="))
                  .split("=", 1)[1])
+
+
+def epochs(row):
+    """The run's epoch count (rows from before it was a setting ran one)."""
+    return row.get("epochs", 1.0)
 
 
 def prediction_share(values):
@@ -205,21 +217,22 @@ def summarize(args):
         rows = [r for r in rows if r["commit"].startswith(args.commit)]
     cells = collections.defaultdict(dict)
     for r in rows:
-        cells[(r["task"], r["optimizer"], learning_rate(r))][r["seed"]] = r
+        cells[(r["task"], r["optimizer"], learning_rate(r), epochs(r))][r["seed"]] = r
     seeds = sorted({r["seed"] for r in rows})
-    lines = ["| task | metric | optimizer | lr | " + " | ".join(f"seed {s}" for s in seeds)
+    lines = ["| task | metric | optimizer | lr | epochs | "
+             + " | ".join(f"seed {s}" for s in seeds)
              + " | mean | min | largest share of one predicted class | collapsed runs |",
-             "|---|---|---|---|" + "---|" * len(seeds) + "---|---|---|---|"]
-    rates = sorted({key[2] for key in cells})
-    for task, optimizer, rate in itertools.product(TASKS, OPTIMIZERS, rates):
-        runs = cells.get((task, optimizer, rate))
+             "|---|---|---|---|---|" + "---|" * len(seeds) + "---|---|---|---|"]
+    budgets = sorted({key[2:] for key in cells})
+    for task, optimizer, (rate, count) in itertools.product(TASKS, OPTIMIZERS, budgets):
+        runs = cells.get((task, optimizer, rate, count))
         if not runs:
             continue
         values = [runs[s]["value"] for s in seeds if s in runs]
         shares = [runs[s]["prediction_majority_share"] for s in seeds if s in runs]
         collapsed = [collapsed_run(runs[s]) for s in seeds if s in runs]
         lines.append(
-            f"| {task} | {TASKS[task][1]} | {optimizer} | {rate:g} | "
+            f"| {task} | {TASKS[task][1]} | {optimizer} | {rate:g} | {count:g} | "
             + " | ".join(f"{100 * runs[s]['value']:.2f}" if s in runs else "" for s in seeds)
             + f" | **{100 * sum(values) / len(values):.2f}** | {100 * min(values):.2f} | "
             + (f"{max(shares):.3f}" if shares else "")
@@ -233,6 +246,8 @@ def main():
     parser.add_argument("--optimizers", default=",".join(OPTIMIZERS))
     parser.add_argument("--seeds", default="1,2,3")
     parser.add_argument("--learning_rate", type=float, default=5e-5)
+    parser.add_argument("--num_train_epochs", type=float, default=1.0,
+                        help="the budget users try first is one epoch")
     sweep_main(parser, run, summarize, RESULTS, "/tmp/bert_tf_quality/optimizer_sweep",
                "task x optimizer x seed", "rows of this commit")
 
