@@ -131,7 +131,8 @@ def run(args):
 
 
 def describe(variant, values):
-    text = f"3-layer student, {variant}, {values['epochs']:g} epochs"
+    epochs = values["epochs"]
+    text = f"3-layer student, {variant}, {epochs:g} epoch{'s' if epochs != 1 else ''}"
     if values.get("student_layers", STUDENT_LAYERS) != STUDENT_LAYERS:
         text += f", layers {values['student_layers']}"
     if "max_seq_length" in values:
