@@ -184,7 +184,8 @@ def main():
                         help="a teacher trained before (one task): skip training it")
     parser.add_argument("--student_layers", default=STUDENT_LAYERS)
     parser.add_argument("--max_seq_length", type=int, default=SEQ,
-                        help="the students' (and, distilling, the teacher's) sequence length")
+                        help="the students' sequence length (a teacher computes its soft "
+                        "targets at its own run's length)")
     parser.add_argument("--temperature", type=float, default=2.0)
     parser.add_argument("--alpha", type=float, default=0.5)
     parser.add_argument("--variants", default=",".join(VARIANTS),
