@@ -20,8 +20,8 @@ share of the most common predicted class, seconds) is appended to --results; run
 for the same commit are skipped, so an interrupted sweep resumes.
 
   python3 quality/optimizer_sweep.py --tasks mrpc,cola,sst2,qnli,long_text --seeds 1,2,3
-  python3 quality/optimizer_sweep.py --tasks cola --optimizers adamw_torch --learning_rate 1e-4 \
-      --num_train_epochs 3 --seeds 1,2,3                  # a budget beyond the first one
+  python3 quality/optimizer_sweep.py --tasks cola --optimizers adamw_torch \
+      --num_train_epochs 3                 # the runner's own budget, beyond the first epoch
   python3 quality/optimizer_sweep.py --summarize
 """
 
@@ -151,8 +151,8 @@ def run(args):
                 out = os.path.join(args.work_dir, f"{task}_{optimizer}_{args.learning_rate:g}_"
                                    f"{args.num_train_epochs:g}_{seed}")
                 shutil.rmtree(out, ignore_errors=True)
-                flags = RECIPE + [f"--num_train_epochs={args.num_train_epochs:g}"] + (
-                    TASKS[task][2]) + [
+                flags = RECIPE + TASKS[task][2] + [
+                    f"--num_train_epochs={args.num_train_epochs:g}",
                     f"--task_name={TASKS[task][0]}", f"--optimizer={optimizer}",
                     f"--learning_rate={args.learning_rate:g}", f"--seed={seed}"]
                 values, seconds = run_classifier(
