@@ -22,6 +22,8 @@ interrupted sweep resumes (the teacher is trained once per commit and task, in -
   python3 quality/distillation.py --tasks sst2 --seeds=      # the teacher alone
   python3 quality/distillation.py --tasks sst2 --num_train_epochs 1 --max_seq_length 64 \
       --temperature 4 --alpha 0.9 --variants alone --teacher_dir <the SST-2 teacher>
+  python3 quality/distillation.py --tasks mrpc --variants distilled --num_train_epochs 3 \
+      --temperature 4 --alpha 0.9 --augment 2 --hidden_weight 100 --teacher_dir <teacher>
   python3 quality/distillation.py --summarize
 """
 
@@ -61,7 +63,8 @@ def variant_flags(variant, teacher_dir, args):
                       f"--distill_temperature={args.temperature:g}",
                       f"--distill_alpha={args.alpha:g}"] + (
         [f"--distill_augment={args.augment}", f"--distill_augment_drop={args.augment_drop:g}"]
-        if args.augment else [])
+        if args.augment else []) + (
+        [f"--distill_hidden_weight={args.hidden_weight:g}"] if args.hidden_weight else [])
 
 
 def settings(variant, args):
@@ -75,12 +78,15 @@ def settings(variant, args):
         values.update(temperature=args.temperature, alpha=args.alpha)
         if args.augment:                  # (absent from rows of runs without augmentation)
             values.update(augment=args.augment, augment_drop=args.augment_drop)
+        if args.hidden_weight:            # (absent from rows of runs without hidden matching)
+            values["hidden_weight"] = args.hidden_weight
     return values
 
 
 def row_settings(row, args):
     defaults = argparse.Namespace(num_train_epochs=TEACHER_EPOCHS, student_layers=STUDENT_LAYERS,
-                                  temperature=2.0, alpha=0.5, augment=0, max_seq_length=SEQ)
+                                  temperature=2.0, alpha=0.5, augment=0, max_seq_length=SEQ,
+                                  hidden_weight=0.0)
     return row.get("settings") or settings(row["variant"], defaults)
 
 
@@ -141,6 +147,8 @@ def describe(variant, values):
         text += f", T {values['temperature']:g}, alpha {values['alpha']:g}"
         if values.get("augment"):
             text += f", {values['augment']} copies dropping {values['augment_drop']:g} of words"
+        if values.get("hidden_weight"):
+            text += f", [CLS] states matched x {values['hidden_weight']:g}"
     return text
 
 
@@ -194,6 +202,8 @@ def main():
                         help="distilled students: --distill_augment (copies per example)")
     parser.add_argument("--augment_drop", type=float, default=0.1,
                         help="with --augment: --distill_augment_drop")
+    parser.add_argument("--hidden_weight", type=float, default=0.0,
+                        help="distilled students: --distill_hidden_weight (0: off)")
     parser.add_argument("--num_train_epochs", type=float, default=TEACHER_EPOCHS,
                         help="the students' epochs (the teacher's stay 3)")
     sweep_main(parser, run, summarize, RESULTS, "/tmp/bert_tf_quality/distillation",

@@ -304,10 +304,11 @@ def write_confusion(output_dir, confusion, labels, suffix=""):
 
 
 # --------------------------------------------------------------------------- the job
-def build_model(opts, num_labels):
+def build_model(opts, num_labels, layer_cls=False):
     from bert_tf.model import BertClassifier, BertEncoder
     return BertClassifier(BertEncoder(opts.config), num_labels,
-                          window_pooling=opts.window_pooling if opts.doc_stride else None)
+                          window_pooling=opts.window_pooling if opts.doc_stride else None,
+                          layer_cls=layer_cls)
 
 
 def class_weights(opts, data, label_ids):
@@ -346,6 +347,24 @@ class EvalSet:
     source: object
 
 
+def hidden_matching(teacher, config):
+    """The teacher blocks whose [CLS] vectors the student (`config`) matches, one per student
+    block (--distill_hidden_weight), after checking that the two can be matched."""
+    from bert_tf.jobs.distillation import matched_teacher_layers
+    where = f"--distill_hidden_weight with --teacher_checkpoint {teacher.path}"
+    if teacher.doc_stride:
+        raise ValueError(f"{where}: the teacher read its texts in windows (doc_stride "
+                         f"{teacher.doc_stride}), so it has no single [CLS] vector per text")
+    if teacher.config.hidden_size != config.hidden_size:
+        raise ValueError(f"{where}: the teacher's hidden size is {teacher.config.hidden_size}, "
+                         f"the student's {config.hidden_size}; the [CLS] vectors are compared "
+                         f"as they are, so they must be the same")
+    layers = matched_teacher_layers(teacher.config.num_hidden_layers, config.num_hidden_layers)
+    logger.info("distillation: student blocks 0-%d match the [CLS] vectors of teacher blocks "
+                "%s", config.num_hidden_layers - 1, layers)
+    return layers
+
+
 class ClassifierTask(FinetuneTask):
     """Sentence(-pair) classification, regression and multi-label classification: the task's
     GLUE metrics (per-class metrics and confusion_matrix.tsv for classification), companion
@@ -355,6 +374,7 @@ class ClassifierTask(FinetuneTask):
 
     head = "classifier"
     teacher = None                     # prepare() reads --teacher_checkpoint's run, if given
+    teacher_cls_layers = None          # and the teacher blocks --distill_hidden_weight matches
 
     def prepare(self):
         opts = self.opts
@@ -370,6 +390,8 @@ class ClassifierTask(FinetuneTask):
                                  "regression student learns the teacher's score itself")
             self.teacher = read_teacher(opts.teacher_checkpoint, data.labels,
                                         data.is_regression, data.task)
+            if opts.distill_hidden_weight:
+                self.teacher_cls_layers = hidden_matching(self.teacher, opts.config)
         if data.is_regression:
             return {}
         from bert_tf.metrics.classification import metric_labels
@@ -411,10 +433,11 @@ class ClassifierTask(FinetuneTask):
         the teacher."""
         import keras
 
-        from bert_tf.jobs.distillation import teacher_logits, with_teacher_logits
-        logits = teacher_logits(self.teacher, columns, self.opts.eval_batch_size)
+        from bert_tf.jobs.distillation import teacher_targets, with_teacher_targets
+        targets = teacher_targets(self.teacher, columns, self.opts.eval_batch_size,
+                                  self.teacher_cls_layers)
         keras.utils.set_random_seed(self.opts.seed)
-        return with_teacher_logits(dataset_fn, logits)
+        return with_teacher_targets(dataset_fn, targets)
 
     def loss(self, training):
         from bert_tf.objectives.classification import ClassificationObjective
@@ -423,12 +446,14 @@ class ClassifierTask(FinetuneTask):
         if self.teacher is not None:
             from bert_tf.objectives.distillation import DistillationObjective
             return DistillationObjective(self.data.is_regression, self.opts.distill_temperature,
-                                         self.opts.distill_alpha, weights)
+                                         self.opts.distill_alpha, weights,
+                                         hidden_weight=self.opts.distill_hidden_weight)
         return ClassificationObjective(self.data.is_regression, weights,
                                        multi_label=self.opts.multi_label)
 
     def build_model(self):
-        return build_model(self.opts, self.data.num_labels)
+        return build_model(self.opts, self.data.num_labels,
+                           layer_cls=self.teacher_cls_layers is not None)
 
     def load_eval_data(self):
         columns = self.inputs.columns(self.data.examples("dev"))

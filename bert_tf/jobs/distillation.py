@@ -10,6 +10,12 @@ student beside each example's features (`teacher_logits`, looked up by `example_
 teacher is not kept in memory while the student trains, and a training step costs what it
 costs without distillation.
 
+--distill_hidden_weight also matches the student's intermediate [CLS] vectors to the
+teacher's (Patient Knowledge Distillation, Sun et al. 2019): student block j (of Ls) to teacher
+block (j + 1) * Lt // Ls - 1 (of Lt), e.g. a 3-layer student's blocks to a 6-layer
+teacher's blocks 1, 3 and 5. The teacher's pass records those vectors beside its logits; both
+models must have the same hidden size.
+
 Small tasks give the student few examples to learn the teacher's function from:
 --distill_augment adds copies of each training example with words dropped at random, labelled
 by the teacher's soft targets like the originals (the transfer set of Tang et al. 2019 and
@@ -27,8 +33,8 @@ from bert_tf.options import non_defaults, option
 
 logger = logging.getLogger("bert_tf")
 
-_DISTILL_SETTINGS = ("distill_temperature", "distill_alpha", "distill_augment",
-                     "distill_augment_drop")
+_DISTILL_SETTINGS = ("distill_temperature", "distill_alpha", "distill_hidden_weight",
+                     "distill_augment", "distill_augment_drop")
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -49,6 +55,12 @@ class DistillationOptions:
     distill_alpha: float = option(
         0.5, "--teacher_checkpoint: the weight of the soft loss (the squared distance to the "
         "teacher's score for regression); the gold-label loss gets 1 - alpha.")
+    distill_hidden_weight: float = option(
+        0.0, "--teacher_checkpoint: the weight beta of a third loss term, the squared distance "
+        "between the unit-length [CLS] vectors of each student block and of the teacher block "
+        "matched to it (block j of Ls to block (j+1)*Lt//Ls-1 of Lt), summed over the "
+        "student's blocks (Patient Knowledge Distillation; its paper tried 10 to 1000). 0: "
+        "off. Needs the teacher's hidden size.")
     distill_augment: int = option(
         0, "--teacher_checkpoint: add this many copies of each training example, each with "
         "words dropped at random (--distill_augment_drop), to the training set; the teacher "
@@ -90,6 +102,12 @@ class DistillationOptions:
         if not self.distill_temperature > 0:
             raise ValueError(f"--distill_temperature must be > 0, got "
                              f"{self.distill_temperature}")
+        if not self.distill_hidden_weight >= 0:
+            raise ValueError(f"--distill_hidden_weight must be >= 0, got "
+                             f"{self.distill_hidden_weight}")
+        if self.distill_hidden_weight and self.doc_stride:
+            raise ValueError("--distill_hidden_weight matches one [CLS] vector per example: it "
+                             "cannot be combined with --doc_stride (several windows each)")
         if self.distill_augment < 0:
             raise ValueError(f"--distill_augment must be >= 0 (copies per training example), "
                              f"got {self.distill_augment}")
@@ -119,6 +137,17 @@ def parse_student_layers(values, num_layers):
         raise ValueError(f"{flag}: the layers must be strictly increasing (each taken once, "
                          f"in the order the student stacks them)")
     return layers
+
+
+def matched_teacher_layers(teacher_layers, student_layers):
+    """The teacher block matched to each student block (--distill_hidden_weight): the j-th of
+    `student_layers` to (j + 1) * teacher_layers // student_layers - 1, so the last
+    blocks meet and each student block stands for an equal share of the teacher's."""
+    if student_layers > teacher_layers:
+        raise ValueError(f"--distill_hidden_weight: the student has {student_layers} layers, "
+                         f"more than the teacher's {teacher_layers}; each student layer is "
+                         f"matched to a different teacher layer")
+    return [(j + 1) * teacher_layers // student_layers - 1 for j in range(student_layers)]
 
 
 def augmented_examples(examples, copies, drop, seed):
@@ -213,9 +242,11 @@ def read_teacher(path, labels, is_regression, task):
                    max_windows=taken.get("max_windows", 0))
 
 
-def teacher_logits(teacher, columns, batch_size):
-    """float32 [N, C] logits of `teacher` for every example of `columns` (ExampleColumns), in
-    example order: the teacher built, loaded, run in eval mode over them once, then dropped."""
+def teacher_targets(teacher, columns, batch_size, cls_layers=None):
+    """What the student learns from, for every example of `columns` (ExampleColumns), in
+    example order: {"teacher_logits": float32 [N, C]}, and with `cls_layers` (teacher block
+    indices) "teacher_cls": float32 [N, len(cls_layers), H], those blocks' [CLS] vectors. The
+    teacher is built, loaded, run in eval mode over the examples once, then dropped."""
     import tensorflow as tf
 
     from bert_tf.checkpoints import load_weights
@@ -224,7 +255,8 @@ def teacher_logits(teacher, columns, batch_size):
     start = time.perf_counter()
     units = 1 if teacher.is_regression else len(teacher.labels)
     model = BertClassifier(BertEncoder(teacher.config), units,
-                           window_pooling=teacher.window_pooling if teacher.doc_stride else None)
+                           window_pooling=teacher.window_pooling if teacher.doc_stride else None,
+                           layer_cls=cls_layers is not None)
     report = load_weights(model, teacher.path, require_heads=True)
     logger.info("teacher: %s", report.summary())
     preprocessor = pipeline.make_preprocessor(teacher.vocab_file, teacher.do_lower_case,
@@ -237,30 +269,40 @@ def teacher_logits(teacher, columns, batch_size):
 
     @tf.function(reduce_retracing=True)
     def forward(features):
-        return model({k: features[k] for k in keys if k in features}, training=False)["logits"]
+        outputs = model({k: features[k] for k in keys if k in features}, training=False)
+        found = {"teacher_logits": tf.cast(outputs["logits"], tf.float32)}
+        if cls_layers is not None:
+            found["teacher_cls"] = tf.gather(outputs["layer_cls"], cls_layers, axis=1)
+        return found
 
-    logits = np.zeros((columns.num_examples, units), np.float32)
+    targets = {"teacher_logits": np.zeros((columns.num_examples, units), np.float32)}
+    if cls_layers is not None:
+        targets["teacher_cls"] = np.zeros(
+            (columns.num_examples, len(cls_layers), teacher.config.hidden_size), np.float32)
     seen = np.zeros(columns.num_examples, bool)
     for features in dataset:
         index = features["example_index"].numpy()
-        logits[index] = tf.cast(forward(features), tf.float32).numpy()
+        for name, values in forward(features).items():
+            targets[name][index] = values.numpy()
         seen[index] = True
     if not seen.all():
         raise RuntimeError(f"teacher: {int((~seen).sum())} of {columns.num_examples} training "
                            f"examples got no logits")
-    logger.info("teacher logits of %d training examples (%s, batch %d) in %.1f s",
-                columns.num_examples, teacher.path, batch_size, time.perf_counter() - start)
-    return logits
+    logger.info("teacher %s of %d training examples (%s, batch %d) in %.1f s",
+                " and ".join(targets), columns.num_examples, teacher.path, batch_size,
+                time.perf_counter() - start)
+    return targets
 
 
-def with_teacher_logits(dataset_fn, logits):
-    """The Trainer's dataset_fn with each batch's `teacher_logits` [B, C] (rows of `logits`
-    picked by the batch's example_index)."""
+def with_teacher_targets(dataset_fn, targets):
+    """The Trainer's dataset_fn with each batch's rows of `targets` ({name: [N, ...]} arrays,
+    e.g. teacher_logits [B, C]) picked by the batch's example_index."""
     import tensorflow as tf
 
     def fn(input_context):
-        table = tf.constant(logits, tf.float32)
+        tables = {name: tf.constant(values, tf.float32) for name, values in targets.items()}
         return dataset_fn(input_context).map(
-            lambda features: dict(features, teacher_logits=tf.gather(
-                table, features["example_index"])))
+            lambda features: dict(features, **{
+                name: tf.gather(table, features["example_index"])
+                for name, table in tables.items()}))
     return fn

@@ -80,32 +80,45 @@ class BertClassifier(_TaskModel):
       num_classes: outputs of the head (1: regression).
       dropout_rate: dropout on the pooled output while training.
       window_pooling: None, or "mean" / "max" to combine the logits of a text's windows.
+      layer_cls: also output `layer_cls` [B, L, H], the [CLS] vector of every block's output
+        (what a distilled student matches to its teacher's, --distill_hidden_weight); one row
+        per input row, so not with window_pooling.
     """
 
     def __init__(self, encoder: BertEncoder, num_classes: int, dropout_rate: float = 0.1,
-                 window_pooling: str | None = None, **kwargs) -> None:
+                 window_pooling: str | None = None, layer_cls: bool = False, **kwargs) -> None:
         kwargs.setdefault("name", "bert_classifier")
         super().__init__(encoder, **kwargs)
+        if layer_cls and window_pooling:
+            raise ValueError("BertClassifier: layer_cls gives one row per window; it cannot be "
+                             "combined with window_pooling")
         self.num_classes = num_classes
         self.dropout_rate = dropout_rate
         self.window_pooling = window_pooling
+        self.layer_cls = layer_cls
         self.classifier = DenseHead(num_classes, dropout_rate, encoder.config.initializer_range,
                                     dtype=encoder.dtype_policy, name="classifier")
         self.classifier.build((None, encoder.config.hidden_size))
         self.built = True
 
     def call(self, inputs: Mapping[str, Any], training: bool | None = None) -> dict[str, Any]:
-        pooled = self.encoder(inputs, training=training)["pooled_output"]
-        logits = self.classifier(pooled, training=training)
+        encoded = self.encoder(inputs, training=training)
+        logits = self.classifier(encoded["pooled_output"], training=training)
         if self.window_pooling and "window_example" in inputs:
             from bert_tf.model.window_pooling import combine_windows
             logits = combine_windows(logits, inputs["window_example"],
                                      pooling=self.window_pooling)
-        return {"logits": logits}
+        if not self.layer_cls:
+            return {"logits": logits}
+        cls = ops.stack([x[:, 0, :] for x in encoded["encoder_outputs"]], axis=1)
+        return {"logits": logits, "layer_cls": ops.cast(cls, "float32")}  # [B, L, H]
 
     def _task_config(self):
-        return {"num_classes": self.num_classes, "dropout_rate": self.dropout_rate,
-                "window_pooling": self.window_pooling}
+        config = {"num_classes": self.num_classes, "dropout_rate": self.dropout_rate,
+                  "window_pooling": self.window_pooling}
+        if self.layer_cls:
+            config["layer_cls"] = True
+        return config
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")

@@ -1,13 +1,19 @@
 """Task distillation: the classification objective with a second term, the student's distance
 to a frozen teacher's outputs (the `teacher_logits` [B, C] feature, computed once per training
-example before training, bert_tf.jobs.distillation).
+example before training, bert_tf.jobs.distillation), and optionally a third, its distance to
+the teacher's intermediate [CLS] vectors (`teacher_cls` [B, L, H]).
 
-loss = (1 - alpha) * hard + alpha * soft, where hard is ClassificationObjective's loss on the
-gold labels (class-weighted when asked) and soft the mean over the batch of
+loss = (1 - alpha) * hard + alpha * soft + beta * hidden, where hard is
+ClassificationObjective's loss on the gold labels (class-weighted when asked), soft the mean
+over the batch of
   classification: KL(softmax(teacher / T) || softmax(student / T)) * T^2 (Hinton et al.: the
                   T^2 keeps the soft gradients' scale as T changes);
-  regression:     (student - teacher)^2, the squared distance to the teacher's score.
-Training metrics: accuracy, and both terms unweighted (label_loss, distill_loss).
+  regression:     (student - teacher)^2, the squared distance to the teacher's score;
+and hidden the mean over the batch of sum_l |s_l / |s_l| - t_l / |t_l||^2, s_l the [CLS]
+vector of the student's block l (the model's `layer_cls` output) and t_l that of the teacher
+block it is matched to (Sun et al. 2019, "Patient Knowledge Distillation": unit vectors, so
+the term does not depend on the scale of either model's activations).
+Training metrics: accuracy, and each term unweighted (label_loss, distill_loss, hidden_loss).
 """
 
 import tensorflow as tf
@@ -27,17 +33,35 @@ def soft_loss(student_logits, teacher_logits, temperature, is_regression):
     return kl * temperature ** 2
 
 
+def hidden_loss(student_cls, teacher_cls):
+    """[B] per-example sums over layers of squared distances between unit [CLS] vectors;
+    both [B, L, H]."""
+    student = tf.math.l2_normalize(tf.cast(student_cls, tf.float32), axis=-1)
+    teacher = tf.math.l2_normalize(tf.cast(teacher_cls, tf.float32), axis=-1)
+    return tf.reduce_sum(tf.square(student - teacher), axis=[1, 2])
+
+
 class DistillationObjective(ClassificationObjective):
     loss_terms = ("classification", "distillation")
 
-    def __init__(self, is_regression, temperature, alpha, class_weights=None):
+    def __init__(self, is_regression, temperature, alpha, class_weights=None, hidden_weight=0.0):
         super().__init__(is_regression, class_weights)
         self.temperature, self.alpha = float(temperature), float(alpha)
+        self.hidden_weight = float(hidden_weight)
         self.metric_names = self.metric_names + ("label_loss", "distill_loss")
+        if self.hidden_weight:
+            self.loss_terms = self.loss_terms + ("hidden",)
+            self.metric_names = self.metric_names + ("hidden_loss",)
 
     def denominators(self, features):
         examples = tf.cast(tf.shape(features["label_ids"])[0], tf.float32)
-        return dict(super().denominators(features), distillation=examples)
+        found = dict(super().denominators(features), distillation=examples)
+        if self.hidden_weight:
+            found["hidden"] = examples
+        return found
+
+    def _hidden_sum(self, outputs, features):
+        return tf.reduce_sum(hidden_loss(outputs["layer_cls"], features["teacher_cls"]))
 
     def _soft_sum(self, outputs, features):
         return tf.reduce_sum(soft_loss(outputs["logits"], features["teacher_logits"],
@@ -45,14 +69,20 @@ class DistillationObjective(ClassificationObjective):
 
     def numerators(self, outputs, features):
         hard = super().numerators(outputs, features)["classification"]
-        return {"classification": (1.0 - self.alpha) * hard,
-                "distillation": self.alpha * self._soft_sum(outputs, features)}
+        found = {"classification": (1.0 - self.alpha) * hard,
+                 "distillation": self.alpha * self._soft_sum(outputs, features)}
+        if self.hidden_weight:
+            found["hidden"] = self.hidden_weight * self._hidden_sum(outputs, features)
+        return found
 
     def metrics(self, outputs, features):
         weights = self._weights(features)
         hard = tf.reduce_sum(weights * per_example_loss(
             outputs["logits"], features["label_ids"], self.is_regression))
         examples = tf.cast(tf.shape(features["label_ids"])[0], tf.float32)
-        return dict(super().metrics(outputs, features),
-                    label_loss=(hard, tf.reduce_sum(weights)),
-                    distill_loss=(self._soft_sum(outputs, features), examples))
+        found = dict(super().metrics(outputs, features),
+                     label_loss=(hard, tf.reduce_sum(weights)),
+                     distill_loss=(self._soft_sum(outputs, features), examples))
+        if self.hidden_weight:
+            found["hidden_loss"] = (self._hidden_sum(outputs, features), examples)
+        return found
