@@ -288,7 +288,7 @@ def teacher_targets(teacher, columns, batch_size, cls_layers=None):
     if not seen.all():
         raise RuntimeError(f"teacher: {int((~seen).sum())} of {columns.num_examples} training "
                            f"examples got no logits")
-    logger.info("teacher %s of %d training examples (%s, batch %d) in %.1f s",
+    logger.info("teacher: %s of %d training examples (%s, batch %d) in %.1f s",
                 " and ".join(targets), columns.num_examples, teacher.path, batch_size,
                 time.perf_counter() - start)
     return targets
