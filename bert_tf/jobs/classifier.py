@@ -347,24 +347,6 @@ class EvalSet:
     source: object
 
 
-def hidden_matching(teacher, config):
-    """The teacher blocks whose [CLS] vectors the student (`config`) matches, one per student
-    block (--distill_hidden_weight), after checking that the two can be matched."""
-    from bert_tf.jobs.distillation import matched_teacher_layers
-    where = f"--distill_hidden_weight with --teacher_checkpoint {teacher.path}"
-    if teacher.doc_stride:
-        raise ValueError(f"{where}: the teacher read its texts in windows (doc_stride "
-                         f"{teacher.doc_stride}), so it has no single [CLS] vector per text")
-    if teacher.config.hidden_size != config.hidden_size:
-        raise ValueError(f"{where}: the teacher's hidden size is {teacher.config.hidden_size}, "
-                         f"the student's {config.hidden_size}; the [CLS] vectors are compared "
-                         f"as they are, so they must be the same")
-    layers = matched_teacher_layers(teacher.config.num_hidden_layers, config.num_hidden_layers)
-    logger.info("distillation: student blocks 0-%d match the [CLS] vectors of teacher blocks "
-                "%s", config.num_hidden_layers - 1, layers)
-    return layers
-
-
 class ClassifierTask(FinetuneTask):
     """Sentence(-pair) classification, regression and multi-label classification: the task's
     GLUE metrics (per-class metrics and confusion_matrix.tsv for classification), companion
@@ -384,7 +366,7 @@ class ClassifierTask(FinetuneTask):
         logger.info("task %s: %s", data.task, "regression" if data.is_regression
                     else f"{data.num_labels} labels {data.labels}")
         if opts.teacher_checkpoint:
-            from bert_tf.jobs.distillation import read_teacher
+            from bert_tf.jobs.distillation import hidden_matching, read_teacher
             if data.is_regression and non_defaults(opts, ("distill_temperature",)):
                 raise ValueError("--distill_temperature applies to classification: a "
                                  "regression student learns the teacher's score itself")

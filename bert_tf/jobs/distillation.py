@@ -150,6 +150,23 @@ def matched_teacher_layers(teacher_layers, student_layers):
     return [(j + 1) * teacher_layers // student_layers - 1 for j in range(student_layers)]
 
 
+def hidden_matching(teacher, config):
+    """The teacher blocks whose [CLS] vectors the student (`config`) matches, one per student
+    block (--distill_hidden_weight), after checking that the two can be matched."""
+    where = f"--distill_hidden_weight with --teacher_checkpoint {teacher.path}"
+    if teacher.doc_stride:
+        raise ValueError(f"{where}: the teacher read its texts in windows (doc_stride "
+                         f"{teacher.doc_stride}), so it has no single [CLS] vector per text")
+    if teacher.config.hidden_size != config.hidden_size:
+        raise ValueError(f"{where}: the teacher's hidden size is {teacher.config.hidden_size}, "
+                         f"the student's {config.hidden_size}; the [CLS] vectors are compared "
+                         f"as they are, so they must be the same")
+    layers = matched_teacher_layers(teacher.config.num_hidden_layers, config.num_hidden_layers)
+    logger.info("distillation: student blocks 0-%d match the [CLS] vectors of teacher blocks "
+                "%s", config.num_hidden_layers - 1, layers)
+    return layers
+
+
 def augmented_examples(examples, copies, drop, seed):
     """`examples` (InputExamples), then `copies` copies of each (guid "<guid>-aug<k>", the same
     label) whose texts lost each word with probability `drop`, at least one word kept. The
