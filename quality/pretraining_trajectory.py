@@ -202,9 +202,9 @@ def weights_differing(model, arrays):
 def run_ours(a, batches):
     import keras
     import tensorflow as tf
-    from bert_tf.jobs.common import init_from_checkpoint
+    from bert_tf.training.setup import init_from_checkpoint
     from bert_tf.model import BertEncoder, BertPretrainer
-    from bert_tf.tasks.pretraining import PretrainingTask
+    from bert_tf.objectives.pretraining import PretrainingObjective
     from bert_tf.training.optimization import create_optimizer
     from bert_tf.training.trainer import Trainer
 
@@ -222,7 +222,7 @@ def run_ours(a, batches):
     tensors = [{k: tf.constant(v, tf.float32 if k == "masked_lm_weights" else tf.int32)
                 for k, v in b.items()} for b in batches]
     spec = {k: tf.TensorSpec(v.shape, v.dtype) for k, v in tensors[0].items()}
-    trainer = Trainer(model, optimizer, PretrainingTask(), steps_per_loop=1, checkpoint_steps=0)
+    trainer = Trainer(model, optimizer, PretrainingObjective(), steps_per_loop=1, checkpoint_steps=0)
     decayed = sum(int(np.prod(v.shape)) for v in model.trainable_variables
                   if optimizer._use_weight_decay(v))
     schedule = optimizer._learning_rate

@@ -15,7 +15,7 @@ clipping 1.0. Every random element is taken out:
   weights:  the checkpoint on both sides; the span head drawn here with numpy (normal, 0.02);
   dropout:  0 (the span heads have none; the encoder's dropout is the one
             classifier_trajectory.py checks on this checkpoint);
-  step:     bert_tf's BertSpanLabeler (pooler frozen, as run_squad does), SpanTask,
+  step:     bert_tf's BertSpanLabeler (pooler frozen, as run_squad does), SpanObjective,
             create_optimizer(..., "adamw_torch") and the Trainer, against
             BertForQuestionAnswering ([PAD] row trained, below), torch.optim.AdamW (epsilon 1e-8, the same decay
             exclusions), clip_grad_norm_ and get_linear_schedule_with_warmup.
@@ -123,9 +123,9 @@ def prepare(a):
 def run_ours(a, plan):
     import tensorflow as tf
     from bert_tf.config import BertConfig
-    from bert_tf.jobs.common import init_from_checkpoint
+    from bert_tf.training.setup import init_from_checkpoint
     from bert_tf.model import BertEncoder, BertSpanLabeler
-    from bert_tf.tasks.span import SpanTask
+    from bert_tf.objectives.span import SpanObjective
     from bert_tf.training.optimization import create_optimizer
     from bert_tf.training.trainer import Trainer
 
@@ -142,7 +142,7 @@ def run_ours(a, plan):
     spec = {k: tf.TensorSpec(v.shape, v.dtype) for k, v in batches[0].items()}
     optimizer = create_optimizer(LR, int(plan["total"]), int(plan["warmup"]), a.optimizer,
                                  lr_decay_from=a.lr_decay_from)
-    trainer = Trainer(model, optimizer, SpanTask(), steps_per_loop=1, checkpoint_steps=0)
+    trainer = Trainer(model, optimizer, SpanObjective(), steps_per_loop=1, checkpoint_steps=0)
     decayed = sum(int(np.prod(v.shape)) for v in model.trainable_variables
                   if optimizer._use_weight_decay(v))
     trainable = sum(int(np.prod(v.shape)) for v in model.trainable_variables)
