@@ -11,6 +11,7 @@ import test_serving_support as support
 from bert_tf.model.activations import get_activation
 from bert_tf.model.int8 import (SMALL_LAYER_NORM, FusedLayerNorm, Int8Dense, _gelu_erf,
                                 int8_model, quantize_kernel)
+from bert_tf.model.transformer import TransformerBlock
 
 
 def test_quantized_kernel_is_within_half_a_step_of_each_columns_scale():
@@ -145,6 +146,26 @@ def test_int8_copies_compute_the_exact_gelu_with_erf_not_erfc():
     graph = tf.function(lambda f: copy(f, training=False)).get_concrete_function(features).graph
     types = {op.type for op in graph.get_operations()}
     assert "Erf" in types and "Erfc" not in types
+
+
+def test_the_folded_gelu_feed_forward_computes_what_int8_layers_with_gelu_compute():
+    """_fold_gelu_constants moves GELU's constants into the projections' scales: the int8
+    block's feed-forward equals the plain one (Int8Dense, GELU, Int8Dense) up to float
+    rounding, and its int8 kernels are the plain ones up to one step, rarely."""
+    model = support.build_model("classifier")
+    block = _layers(model, TransformerBlock)[0]
+    folded = _layers(int8_model(model), TransformerBlock)[0]
+    assert folded.intermediate_activation is not _gelu_erf
+    inner = Int8Dense.from_dense(block.intermediate)
+    outer = Int8Dense.from_dense(block.output_dense)
+    for plain, new in ((inner, folded.intermediate), (outer, folded.output_dense)):
+        steps = np.abs(plain.kernel.numpy().astype(int) - new.kernel.numpy().astype(int))
+        assert steps.max() <= 1 and steps.mean() < 1e-3
+    x = tf.constant(np.random.default_rng(5).normal(size=(40, block.hidden_size)), tf.float32)
+    want = tf.function(lambda x: outer(_gelu_erf(inner(x))))(x).numpy()
+    got = tf.function(lambda x: folded.output_dense(
+        folded.intermediate_activation(folded.intermediate(x))))(x).numpy()
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * np.abs(want).max())
 
 
 def _matmul_dtypes(model):

@@ -72,6 +72,13 @@ def _serving_activation(name):
     return _gelu_erf if name == "gelu" else get_activation(name)
 
 
+def _scaled_gelu(u):
+    """u (1 + erf(u)) = sqrt 2 * GELU(u sqrt 2), two elementwise passes fewer than GELU
+    itself: the int8 feed-forward (_fold_gelu_constants) feeds it u = x / sqrt 2 and takes
+    the sqrt 2 back in the next projection's scales."""
+    return u * (1.0 + tf.math.erf(u))
+
+
 def _int8_matmul(x, kernel, kernel_max, bias):
     """float32 [M, K] @ (int8 [K, N] scaled to +-kernel_max [N]) + bias [N] -> float32 [M, N].
     The kernel multiplies the int8 rows (input range +-1: scale 1/127) and applies the kernel's
@@ -227,7 +234,8 @@ def int8_model(model, skip_padding=None, attention_dtype=None):
     """A float32 copy of bert_tf `model` (BertEncoder or task model) whose every Dense layer
     (the attention-output, intermediate and output projections of each Transformer block, the
     pooler and the heads) is an Int8Dense, each block's query, key and value one fused
-    Int8Dense, every LayerNorm a FusedLayerNorm and every exact GELU written with erf;
+    Int8Dense, every LayerNorm a FusedLayerNorm and every exact GELU written with erf (in a
+    block's feed-forward, folded into its projections: _fold_gelu_constants);
     `model` is left as it is.
     For serving: the copy runs in tf.function/SavedModel graphs only and cannot be trained.
     `skip_padding`: the copy's encoder option (None: as `model`'s). `attention_dtype`:
@@ -238,15 +246,43 @@ def int8_model(model, skip_padding=None, attention_dtype=None):
     for attention in [p for p in parents if isinstance(p, SelfAttention)]:
         _fuse_query_key_value(attention)
         attention.attention_dtype = attention_dtype
+    for block in [p for p in parents if isinstance(p, TransformerBlock)]:
+        if block.activation == "gelu":
+            _fold_gelu_constants(block)
+        else:
+            block.intermediate_activation = _serving_activation(block.activation)
     for parent in parents:
         for attribute, child in list(vars(parent).items()):
             if isinstance(child, keras.layers.Dense):
                 _replace_sublayer(parent, attribute, Int8Dense.from_dense(child))
             elif isinstance(child, keras.layers.LayerNormalization):
                 _replace_sublayer(parent, attribute, FusedLayerNorm.from_layer_norm(child))
-    for block in [p for p in parents if isinstance(p, TransformerBlock)]:
-        block.intermediate_activation = _serving_activation(block.activation)
     return copy
+
+
+def _fold_gelu_constants(block):
+    """Replaces the float intermediate and output projections of TransformerBlock `block`
+    (exact GELU) by Int8Dense layers that compute the same feed-forward with fewer passes over
+    its [tokens, intermediate_size] activations: the intermediate projection's kernel and bias
+    are divided by sqrt 2 (so GELU's inner x / sqrt 2 costs nothing), the activation is
+    _scaled_gelu (without GELU's factor 1/2), and the output projection's kernel is divided by
+    sqrt 2 to give back what _scaled_gelu added. Each column's scale and each row's run-time
+    scale absorb these constant factors, so the int8 values stay the same up to float
+    rounding (4 of 2.6 million differed by one step in a [1700, 1536] test). It cuts the
+    elementwise work between the two int8 matmuls by about a quarter."""
+    numpy = keras.ops.convert_to_numpy
+    inner, outer = block.intermediate, block.output_dense
+    if inner.activation is not keras.activations.linear or not (inner.use_bias and
+                                                                outer.use_bias):
+        raise ValueError(f"{block.name}: the GELU fold needs linear projections with biases")
+    root2 = np.float32(np.sqrt(2.0))
+    _replace_sublayer(block, "intermediate", Int8Dense.from_kernel(
+        numpy(inner.kernel).astype(np.float32) / root2,
+        numpy(inner.bias).astype(np.float32) / root2, name=inner.name))
+    _replace_sublayer(block, "output_dense", Int8Dense.from_kernel(
+        numpy(outer.kernel).astype(np.float32) / root2,
+        numpy(outer.bias).astype(np.float32), name=outer.name))
+    block.intermediate_activation = _scaled_gelu
 
 
 def _fuse_query_key_value(attention):
