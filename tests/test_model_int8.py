@@ -11,6 +11,8 @@ import test_serving_support as support
 from bert_tf.model.activations import get_activation
 from bert_tf.model.int8 import (SMALL_LAYER_NORM, FusedLayerNorm, Int8Dense, _gelu_erf,
                                 int8_model, quantize_kernel)
+from bert_tf.model.attention import attention_bias
+from bert_tf.model.recompute import attention_probs
 from bert_tf.model.transformer import TransformerBlock
 
 
@@ -168,18 +170,35 @@ def test_the_folded_gelu_feed_forward_computes_what_int8_layers_with_gelu_comput
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * np.abs(want).max())
 
 
-def _matmul_dtypes(model):
+def _op_dtypes(model, op_type):
     features = {k: tf.constant(v) for k, v in
                 support.classifier_features(*support.mrpc_pairs(2)).items()}
     graph = tf.function(lambda f: model(f, training=False)).get_concrete_function(features).graph
-    return {op.get_attr("T").name for op in graph.get_operations()
-            if op.type == "BatchMatMulV2"}
+    return {op.get_attr("T").name for op in graph.get_operations() if op.type == op_type}
 
 
 def test_an_int8_copy_runs_attention_in_bfloat16_when_asked():
     model = support.build_model("classifier")
-    assert _matmul_dtypes(int8_model(model)) == {"float32"}
-    assert _matmul_dtypes(int8_model(model, attention_dtype="bfloat16")) == {"bfloat16"}
+    assert _op_dtypes(int8_model(model), "BatchMatMulV2") == {"float32"}
+    assert _op_dtypes(int8_model(model), "Softmax") == {"float32"}
+    bf16 = int8_model(model, attention_dtype="bfloat16")
+    assert _op_dtypes(bf16, "BatchMatMulV2") == _op_dtypes(bf16, "Softmax") == {"bfloat16"}
+
+
+def test_a_bfloat16_softmax_gives_what_a_float32_softmax_between_casts_gives():
+    """int8_bf16 copies hand bf16 scores to oneDNN's bf16 softmax, which computes in float32
+    inside and rounds once: the probabilities of casting around a float32 softmax, bit for
+    bit, with two passes over the [B, N, S, S] scores fewer."""
+    rng = np.random.default_rng(6)
+    q, k = (tf.constant(3 * rng.normal(size=(2, 3, 9, 8)), tf.bfloat16) for _ in range(2))
+    mask = np.ones((2, 9), np.float32)
+    mask[1, 5:] = 0
+    bias = attention_bias(mask, "float32")
+    probs = tf.function(lambda dtype: attention_probs(q, k, bias, softmax_dtype=dtype))
+    want, got = probs("float32"), probs("bfloat16")
+    assert got.dtype == want.dtype == tf.bfloat16
+    np.testing.assert_array_equal(tf.cast(got, tf.float32).numpy(),
+                                  tf.cast(want, tf.float32).numpy())
 
 
 def _cosines(a, b):

@@ -17,7 +17,8 @@ def attention_bias(input_mask, dtype):
 @keras.saving.register_keras_serializable(package="bert_tf")
 class SelfAttention(keras.layers.Layer):
     """Scaled dot-product self-attention over N heads; returns the context (x's shape) before
-    the output projection. Softmax runs in float32 under mixed precision."""
+    the output projection. Softmax runs in float32 under mixed precision (in int8_bf16 serving
+    copies, oneDNN's bfloat16 softmax, which computes in float32 inside)."""
 
     # The dtype of the score and value matmuls when it is not the projections' (None): int8
     # serving copies set bfloat16 for export precision int8_bf16 (bert_tf.model.int8).
@@ -75,7 +76,11 @@ class SelfAttention(keras.layers.Layer):
             seed = self.dropout.seed_generator.next()
             context = recomputed_attention(q, k, v, bias, self.dropout_rate, seed)
         else:
-            context = ops.matmul(attention_probs(q, k, bias), v)                  # [B, N, S, D]
+            # int8_bf16 serving copies (attention_dtype bfloat16, x86-64 with oneDNN only)
+            # hand the bf16 scores to oneDNN's softmax, which computes in float32 inside and
+            # rounds once: the values of casting around a float32 softmax, two passes fewer.
+            probs = attention_probs(q, k, bias, softmax_dtype=self.attention_dtype or "float32")
+            context = ops.matmul(probs, v)                                       # [B, N, S, D]
         context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)),
                               (batch, seq, self.hidden_size))
         return packing.pack(context) if packing is not None else context

@@ -20,10 +20,11 @@ def _after(gradient):
     return tf.math.is_nan(tf.reshape(gradient, [-1])[0])
 
 
-def attention_probs(q, k, bias):
-    """Attention probabilities [B, N, S, S] in q's dtype; the softmax runs in float32."""
+def attention_probs(q, k, bias, softmax_dtype="float32"):
+    """Attention probabilities [B, N, S, S] in q's dtype; the softmax runs in `softmax_dtype`
+    (float32 unless a caller knows its kernel computes in float32 inside)."""
     scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))
-    scores = ops.cast(scores, "float32") + ops.cast(bias, "float32")
+    scores = ops.cast(scores, softmax_dtype) + ops.cast(bias, softmax_dtype)
     return ops.cast(ops.softmax(scores, axis=-1), q.dtype)
 
 
