@@ -24,12 +24,20 @@ interrupted sweep resumes (the teacher is trained once per commit and task, in -
       --temperature 4 --alpha 0.9 --variants alone --teacher_dir <the SST-2 teacher>
   python3 quality/distillation.py --tasks mrpc --variants distilled --num_train_epochs 3 \
       --temperature 4 --alpha 0.9 --augment 2 --hidden_weight 100 --teacher_dir <teacher>
+  python3 quality/distillation.py --tasks mrpc --variants distilled --temperature 4 \
+      --alpha 0.9 --augment 2 --transfer stsb --teacher_dir <teacher>
   python3 quality/distillation.py --summarize
+
+--transfer stsb gives distilled students a transfer set (--distill_transfer_file): the STS-B
+training pairs, less every pair with a sentence that is also in the task's dev set (compared
+lower-cased, letters and digits only), written to --work_dir.
 """
 
 import argparse
 import collections
+import csv
 import os
+import re
 import shutil
 import sys
 
@@ -51,7 +59,35 @@ STUDENT_LAYERS = "0,2,4"
 SEQ = 128
 
 
-def variant_flags(variant, teacher_dir, args):
+def _sentence_key(text):
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def _tsv_rows(path):
+    with open(path, encoding="utf-8", newline="") as f:
+        return list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))[1:]
+
+
+def stsb_transfer_file(task, work_dir):
+    """The --transfer stsb file for `task`: STS-B's training pairs (sentence1, sentence2)
+    without those sharing a sentence with the task's dev set; written once, atomically."""
+    path = os.path.join(work_dir, f"transfer_stsb_for_{task}.tsv")
+    if os.path.exists(path):
+        return path
+    dev = _tsv_rows(os.path.join(GLUE, TASKS[task], "dev.tsv"))
+    columns = {"mrpc": (3, 4), "sst2": (0,)}[task]
+    held_out = {_sentence_key(row[c]) for row in dev for c in columns}
+    pairs = [(row[7], row[8]) for row in _tsv_rows(os.path.join(GLUE, "STS-B", "train.tsv"))
+             if not {_sentence_key(row[7]), _sentence_key(row[8])} & held_out]
+    os.makedirs(work_dir, exist_ok=True)
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        f.writelines(f"{a}\t{b}\n" for a, b in pairs)
+    os.replace(path + ".tmp", path)
+    print(f"transfer set: {len(pairs)} STS-B training pairs in {path}", flush=True)
+    return path
+
+
+def variant_flags(variant, teacher_dir, args, task):
     if variant == "teacher":
         return []
     student = [f"--student_layers={args.student_layers}",
@@ -64,7 +100,9 @@ def variant_flags(variant, teacher_dir, args):
                       f"--distill_alpha={args.alpha:g}"] + (
         [f"--distill_augment={args.augment}", f"--distill_augment_drop={args.augment_drop:g}"]
         if args.augment else []) + (
-        [f"--distill_hidden_weight={args.hidden_weight:g}"] if args.hidden_weight else [])
+        [f"--distill_hidden_weight={args.hidden_weight:g}"] if args.hidden_weight else []) + (
+        [f"--distill_transfer_file={stsb_transfer_file(task, args.work_dir)}"]
+        if args.transfer else [])
 
 
 def settings(variant, args):
@@ -80,13 +118,15 @@ def settings(variant, args):
             values.update(augment=args.augment, augment_drop=args.augment_drop)
         if args.hidden_weight:            # (absent from rows of runs without hidden matching)
             values["hidden_weight"] = args.hidden_weight
+        if args.transfer:                 # (absent from rows of runs without a transfer set)
+            values["transfer"] = args.transfer
     return values
 
 
 def row_settings(row, args):
     defaults = argparse.Namespace(num_train_epochs=TEACHER_EPOCHS, student_layers=STUDENT_LAYERS,
                                   temperature=2.0, alpha=0.5, augment=0, max_seq_length=SEQ,
-                                  hidden_weight=0.0)
+                                  hidden_weight=0.0, transfer=None)
     return row.get("settings") or settings(row["variant"], defaults)
 
 
@@ -120,7 +160,7 @@ def run(args):
                 print(f"skip {task} {variant} seed {seed}: in {args.results}", flush=True)
                 continue
             shutil.rmtree(out, ignore_errors=True)
-            flags = RECIPE + variant_flags(variant, teacher_dir, args) + [
+            flags = RECIPE + variant_flags(variant, teacher_dir, args, task) + [
                 f"--max_seq_length={values.get('max_seq_length', SEQ)}",
                 f"--num_train_epochs={values['epochs']:g}", f"--task_name={TASKS[task]}",
                 f"--seed={seed}"]
@@ -149,6 +189,8 @@ def describe(variant, values):
             text += f", {values['augment']} copies dropping {values['augment_drop']:g} of words"
         if values.get("hidden_weight"):
             text += f", [CLS] states matched x {values['hidden_weight']:g}"
+        if values.get("transfer"):
+            text += f", transfer set {values['transfer']}"
     return text
 
 
@@ -204,6 +246,9 @@ def main():
                         help="with --augment: --distill_augment_drop")
     parser.add_argument("--hidden_weight", type=float, default=0.0,
                         help="distilled students: --distill_hidden_weight (0: off)")
+    parser.add_argument("--transfer", choices=["stsb"], default=None,
+                        help="distilled students: a transfer set (--distill_transfer_file), "
+                        "see above")
     parser.add_argument("--num_train_epochs", type=float, default=TEACHER_EPOCHS,
                         help="the students' epochs (the teacher's stay 3)")
     sweep_main(parser, run, summarize, RESULTS, "/tmp/bert_tf_quality/distillation",

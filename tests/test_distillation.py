@@ -321,3 +321,88 @@ def test_bad_augmentation_flags_are_named(teacher, mrpc_small, tmp_path, flags, 
         run(_options(config=BertConfig.from_json_file(teacher / "bert_config.json"),
                      task_name="MRPC", data_dir=str(mrpc_small), output_dir=str(tmp_path / "s"),
                      do_train=True, **flags), tf.distribute.get_strategy())
+
+
+# --------------------------------------------------------------------------- transfer set
+def test_transfer_examples_skip_the_gold_label_loss_and_accuracy():
+    logits = tf.constant([[1.0, -1.0], [0.5, 0.25], [-2.0, 2.0]])
+    features = {"label_ids": tf.constant([0, 1, 0]), "label_weight": tf.constant([1.0, 1.0, 0.0]),
+                "teacher_logits": tf.constant([[0.0, 2.0], [1.0, 1.0], [3.0, -1.0]])}
+    objective = DistillationObjective(False, temperature=2.0, alpha=0.3)
+    numerators = objective.numerators({"logits": logits}, features)
+    denominators = objective.denominators(features)
+    loss = sum(float(numerators[t]) / float(denominators[t]) for t in objective.loss_terms)
+    hard = float(tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+        features["label_ids"][:2], logits[:2])))             # the labelled two only
+    soft = float(tf.reduce_mean(soft_loss(logits, features["teacher_logits"], 2.0, False)))
+    assert loss == pytest.approx(0.7 * hard + 0.3 * soft, rel=1e-6)
+    correct, count = objective.metrics({"logits": logits}, features)["accuracy"]
+    assert (float(correct), float(count)) == (1.0, 2.0)      # the third, wrong, not counted
+
+
+def test_a_batch_of_transfer_examples_alone_has_no_gold_label_loss():
+    features = {"label_ids": tf.constant([0, 0]), "label_weight": tf.constant([0.0, 0.0]),
+                "teacher_logits": tf.constant([[0.0, 2.0], [1.0, 1.0]])}
+    objective = DistillationObjective(False, temperature=1.0, alpha=0.5)
+    numerators = objective.numerators({"logits": tf.constant([[1.0, 0.0], [0.0, 1.0]])},
+                                      features)
+    denominators = objective.denominators(features)
+    assert float(numerators["classification"]) / float(denominators["classification"]) == 0.0
+
+
+def test_transfer_file_lines_become_unlabelled_examples(tmp_path):
+    from bert_tf.jobs.distillation import transfer_examples
+    path = tmp_path / "transfer.tsv"
+    path.write_text("A man plays.\tA man is playing.\n\nTwo dogs run.\tA cat sleeps.\r\n",
+                    encoding="utf-8")
+    got = transfer_examples(str(path), True, "0")
+    assert [(e.guid, e.text_a, e.text_b, e.label) for e in got] == [
+        ("transfer-1", "A man plays.", "A man is playing.", "0"),
+        ("transfer-3", "Two dogs run.", "A cat sleeps.", "0")]
+
+
+@pytest.mark.parametrize("text, pairs, message", [
+    ("one\ttwo\n", False, r"transfer.tsv:1: 2 tab-separated columns; .* text_a alone"),
+    ("a\tb\nonly one\n", True, r"transfer.tsv:2: 1 tab-separated columns; .* text_a<TAB>text_b"),
+    ("a\t \n", True, r"transfer.tsv:1: an empty text"),
+    ("\n\n", True, r"transfer.tsv:1: no examples"),
+])
+def test_a_bad_transfer_file_names_its_line(tmp_path, text, pairs, message):
+    from bert_tf.data.classification import DataFormatError
+    from bert_tf.jobs.distillation import transfer_examples
+    path = tmp_path / "transfer.tsv"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(DataFormatError, match=message):
+        transfer_examples(str(path), pairs, "0")
+
+
+def test_a_transfer_set_enlarges_the_training_set_and_is_learnt_softly(teacher, mrpc_small,
+                                                                      tmp_path):
+    pairs = [line.split("\t")[3:5] for line in
+             (shared_path("data/glue/MRPC") / "test.tsv").read_text("utf-8").splitlines()[1:17]]
+    transfer = tmp_path / "transfer.tsv"
+    transfer.write_text("".join(f"{a}\t{b}\n" for a, b in pairs), encoding="utf-8")
+    opts = _options(config=BertConfig.from_json_file(teacher / "bert_config.json"),
+                    task_name="MRPC", data_dir=str(mrpc_small), output_dir=str(tmp_path / "s"),
+                    init_checkpoint=str(teacher), student_layers=["0"],
+                    teacher_checkpoint=str(teacher), distill_transfer_file=str(transfer),
+                    do_train=True, num_train_epochs=1, learning_rate=1e-3)
+    result = run(opts, tf.distribute.get_strategy())
+    assert result["train"]["step"] == (40 + 16) // 8               # 40 labelled, 16 transfer
+    scalars = read_scalars(tmp_path / "s" / "train")
+    for name in ("label_loss", "distill_loss", "accuracy"):
+        assert scalars[name] and all(np.isfinite(v) for _, v in scalars[name])
+
+
+@pytest.mark.parametrize("flags, message", [
+    (dict(distill_transfer_file="x.tsv"), "only with --teacher_checkpoint"),
+    (dict(distill_transfer_file="/nonexistent/x.tsv", teacher="yes"),
+     "--distill_transfer_file /nonexistent/x.tsv does not exist"),
+])
+def test_bad_transfer_flags_are_named(teacher, mrpc_small, tmp_path, flags, message):
+    if flags.pop("teacher", None):
+        flags["teacher_checkpoint"] = str(teacher)
+    with pytest.raises((ValueError, FileNotFoundError), match=message):
+        run(_options(config=BertConfig.from_json_file(teacher / "bert_config.json"),
+                     task_name="MRPC", data_dir=str(mrpc_small), output_dir=str(tmp_path / "s"),
+                     do_train=True, **flags), tf.distribute.get_strategy())

@@ -402,22 +402,35 @@ class ClassifierTask(FinetuneTask):
                         "(--distill_augment=%d, --distill_augment_drop=%g)", original,
                         len(examples) - original, opts.distill_augment,
                         opts.distill_augment_drop)
+        labelled = len(examples)
+        if self.teacher is not None and opts.distill_transfer_file:
+            from bert_tf.jobs.distillation import transfer_examples
+            examples = list(examples) + transfer_examples(
+                opts.distill_transfer_file, any(e.text_b is not None for e in examples),
+                0.0 if self.data.is_regression else self.data.labels[0])
+            logger.info("distillation: %d unlabelled examples of the transfer set %s",
+                        len(examples) - labelled, opts.distill_transfer_file)
         columns = inputs.columns(examples)
         source = inputs.source(columns, f"{self.data.task}_train")
         dataset_fn = inputs.dataset_fn(source, self.opts.train_batch_size, True)
         if self.teacher is not None:
-            dataset_fn = self.with_teacher(dataset_fn, columns)
-        return TrainingData(dataset_fn, columns.num_examples, label_ids=columns.label_ids)
+            dataset_fn = self.with_teacher(dataset_fn, columns, labelled)
+        return TrainingData(dataset_fn, columns.num_examples,
+                            label_ids=columns.label_ids[:labelled])
 
-    def with_teacher(self, dataset_fn, columns):
-        """dataset_fn with the teacher's logits of each example (computed here, once); the
-        random seed is set again afterwards, so that the student starts as it would without
-        the teacher."""
+    def with_teacher(self, dataset_fn, columns, labelled):
+        """dataset_fn with the teacher's logits of each example (computed here, once), and
+        when the first `labelled` examples are followed by a transfer set, each example's
+        label_weight; the random seed is set again afterwards, so that the student starts as
+        it would without the teacher."""
         import keras
 
-        from bert_tf.jobs.distillation import teacher_targets, with_teacher_targets
+        from bert_tf.jobs.distillation import label_weights, teacher_targets, \
+            with_teacher_targets
         targets = teacher_targets(self.teacher, columns, self.opts.eval_batch_size,
                                   self.teacher_cls_layers)
+        if labelled < columns.num_examples:
+            targets["label_weight"] = label_weights(labelled, columns.num_examples)
         keras.utils.set_random_seed(self.opts.seed)
         return with_teacher_targets(dataset_fn, targets)
 

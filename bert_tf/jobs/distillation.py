@@ -19,7 +19,9 @@ models must have the same hidden size.
 Small tasks give the student few examples to learn the teacher's function from:
 --distill_augment adds copies of each training example with words dropped at random, labelled
 by the teacher's soft targets like the originals (the transfer set of Tang et al. 2019 and
-TinyBERT, by word dropout).
+TinyBERT, by word dropout). --distill_transfer_file adds unlabelled texts of the user's (a
+transfer set, Hinton et al. 2015): the student learns the teacher's soft targets on them, and
+the gold-label loss skips them (their `label_weight` feature is 0).
 """
 
 import dataclasses
@@ -34,7 +36,7 @@ from bert_tf.options import non_defaults, option
 logger = logging.getLogger("bert_tf")
 
 _DISTILL_SETTINGS = ("distill_temperature", "distill_alpha", "distill_hidden_weight",
-                     "distill_augment", "distill_augment_drop")
+                     "distill_augment", "distill_augment_drop", "distill_transfer_file")
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -69,6 +71,12 @@ class DistillationOptions:
     distill_augment_drop: float = option(
         0.1, "--distill_augment: the chance of each word (whitespace-separated) to be dropped "
         "from a copy; a text keeps at least one word.")
+    distill_transfer_file: str = option(
+        None, "--teacher_checkpoint: unlabelled texts to add to the training set (a transfer "
+        "set), one example a line: text_a, or text_a<TAB>text_b for sentence-pair tasks; "
+        "UTF-8, no header. The student learns the teacher's soft targets on them; the "
+        "gold-label loss averages over the labelled examples only. Epochs and steps count "
+        "them; --distill_augment copies only the labelled examples.")
     student_layers: list = option(
         None, "Initialise the encoder from these Transformer layers of --init_checkpoint, in "
         "order (e.g. 0,2,4: a 3-layer model; embeddings, pooler and head as they are there); "
@@ -115,6 +123,9 @@ class DistillationOptions:
             raise ValueError(f"--distill_augment_drop must be in (0, 1), got "
                              f"{self.distill_augment_drop}")
         from bert_tf import fileio
+        if self.distill_transfer_file and not fileio.exists(self.distill_transfer_file):
+            raise FileNotFoundError(f"--distill_transfer_file {self.distill_transfer_file} "
+                                    f"does not exist")
         if not fileio.exists(self.teacher_checkpoint):
             raise FileNotFoundError(f"--teacher_checkpoint {self.teacher_checkpoint} does not "
                                     f"exist")
@@ -186,6 +197,45 @@ def augmented_examples(examples, copies, drop, seed):
                                  text_b=dropped(e.text_b))
              for k in range(1, copies + 1) for e in examples]
     return list(examples) + extra
+
+
+def transfer_examples(path, text_pairs, label):
+    """The InputExamples of --distill_transfer_file `path` (guid "transfer-<line>"), each
+    with the placeholder `label` (the gold-label loss skips them): one a line, text_a, or with
+    `text_pairs` text_a<TAB>text_b; blank lines are skipped. Raises DataFormatError naming the
+    line of a wrong column count, an empty text or undecodable bytes, or an empty file."""
+    from bert_tf import fileio
+    from bert_tf.data.classification.examples import DataFormatError, InputExample
+    wanted = 2 if text_pairs else 1
+    what = "text_a<TAB>text_b (a sentence-pair task)" if text_pairs else "text_a alone (a " \
+        "single-sentence task)"
+    examples = []
+    with fileio.open_binary(path) as f:
+        for number, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as e:
+                raise DataFormatError(path, number, f"not UTF-8 ({e.reason} at byte "
+                                                    f"{e.start})") from None
+            if not line.strip():
+                continue
+            texts = line.split("\t")
+            if len(texts) != wanted:
+                raise DataFormatError(path, number, f"{len(texts)} tab-separated columns; "
+                                                    f"--distill_transfer_file lines hold {what}")
+            if not all(t.strip() for t in texts):
+                raise DataFormatError(path, number, "an empty text")
+            examples.append(InputExample(f"transfer-{number}", texts[0],
+                                         texts[1] if text_pairs else None, label))
+    if not examples:
+        raise DataFormatError(path, 1, "no examples (--distill_transfer_file is empty)")
+    return examples
+
+
+def label_weights(num_labelled, num_examples):
+    """float32 [num_examples]: 1 for the first `num_labelled` (gold-labelled) training
+    examples, 0 for the transfer set after them."""
+    return (np.arange(num_examples) < num_labelled).astype(np.float32)
 
 
 # --------------------------------------------------------------------------- the teacher

@@ -13,6 +13,9 @@ and hidden the mean over the batch of sum_l |s_l / |s_l| - t_l / |t_l||^2, s_l t
 vector of the student's block l (the model's `layer_cls` output) and t_l that of the teacher
 block it is matched to (Sun et al. 2019, "Patient Knowledge Distillation": unit vectors, so
 the term does not depend on the scale of either model's activations).
+Examples of a transfer set (--distill_transfer_file) have no gold label: their `label_weight`
+feature is 0, so hard is the mean over the batch's labelled examples only, and so is the
+accuracy metric.
 Training metrics: accuracy, and each term unweighted (label_loss, distill_loss, hidden_loss).
 """
 
@@ -53,9 +56,19 @@ class DistillationObjective(ClassificationObjective):
             self.loss_terms = self.loss_terms + ("hidden",)
             self.metric_names = self.metric_names + ("hidden_loss",)
 
+    def _weights(self, features):
+        """[B] class weights, 0 for the transfer set's examples (label_weight)."""
+        weights = super()._weights(features)
+        if "label_weight" in features:
+            weights = weights * tf.cast(features["label_weight"], tf.float32)
+        return weights
+
     def denominators(self, features):
         examples = tf.cast(tf.shape(features["label_ids"])[0], tf.float32)
         found = dict(super().denominators(features), distillation=examples)
+        # A batch of transfer examples alone has no labelled one: its hard term is 0 / 1.
+        found["classification"] = tf.where(found["classification"] > 0,
+                                           found["classification"], 1.0)
         if self.hidden_weight:
             found["hidden"] = examples
         return found
@@ -85,4 +98,10 @@ class DistillationObjective(ClassificationObjective):
                      distill_loss=(self._soft_sum(outputs, features), examples))
         if self.hidden_weight:
             found["hidden_loss"] = (self._hidden_sum(outputs, features), examples)
+        if "label_weight" in features and not self.is_regression:
+            labelled = tf.cast(features["label_weight"], tf.float32)
+            predicted = tf.argmax(outputs["logits"], axis=-1, output_type=tf.int32)
+            correct = tf.cast(tf.equal(predicted, tf.cast(features["label_ids"], tf.int32)),
+                              tf.float32)
+            found["accuracy"] = (tf.reduce_sum(labelled * correct), tf.reduce_sum(labelled))
         return found
