@@ -80,9 +80,10 @@ def stsb_transfer_file(task, work_dir):
     pairs = [(row[7], row[8]) for row in _tsv_rows(os.path.join(GLUE, "STS-B", "train.tsv"))
              if not {_sentence_key(row[7]), _sentence_key(row[8])} & held_out]
     os.makedirs(work_dir, exist_ok=True)
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
+    temporary = f"{path}.{os.getpid()}.tmp"           # sweeps may start side by side
+    with open(temporary, "w", encoding="utf-8") as f:
         f.writelines(f"{a}\t{b}\n" for a, b in pairs)
-    os.replace(path + ".tmp", path)
+    os.replace(temporary, path)
     print(f"transfer set: {len(pairs)} STS-B training pairs in {path}", flush=True)
     return path
 
