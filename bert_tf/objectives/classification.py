@@ -60,7 +60,14 @@ class ClassificationObjective(Objective):
         predicted = tf.argmax(outputs["logits"], axis=-1, output_type=tf.int32)
         correct = tf.cast(tf.equal(predicted, tf.cast(features["label_ids"], tf.int32)),
                           tf.float32)
-        return {"accuracy": (tf.reduce_sum(correct), tf.cast(tf.size(correct), tf.float32))}
+        counted = self._accuracy_weights(features)
+        if counted is None:
+            return {"accuracy": (tf.reduce_sum(correct), tf.cast(tf.size(correct), tf.float32))}
+        return {"accuracy": (tf.reduce_sum(counted * correct), tf.reduce_sum(counted))}
+
+    def _accuracy_weights(self, features):
+        """[B] float32 0/1: which examples the accuracy metric counts (None: all)."""
+        return None
 
 
 def per_example_loss(logits, labels, is_regression, multi_label=False):

@@ -98,10 +98,10 @@ class DistillationObjective(ClassificationObjective):
                      distill_loss=(self._soft_sum(outputs, features), examples))
         if self.hidden_weight:
             found["hidden_loss"] = (self._hidden_sum(outputs, features), examples)
-        if "label_weight" in features and not self.is_regression:
-            labelled = tf.cast(features["label_weight"], tf.float32)
-            predicted = tf.argmax(outputs["logits"], axis=-1, output_type=tf.int32)
-            correct = tf.cast(tf.equal(predicted, tf.cast(features["label_ids"], tf.int32)),
-                              tf.float32)
-            found["accuracy"] = (tf.reduce_sum(labelled * correct), tf.reduce_sum(labelled))
         return found
+
+    def _accuracy_weights(self, features):
+        """The labelled examples only: a transfer set's have no gold label."""
+        if "label_weight" not in features:
+            return None
+        return tf.cast(features["label_weight"], tf.float32)
