@@ -28,9 +28,10 @@ interrupted sweep resumes (the teacher is trained once per commit and task, in -
       --alpha 0.9 --augment 2 --transfer stsb --teacher_dir <teacher>
   python3 quality/distillation.py --summarize
 
---transfer stsb gives distilled students a transfer set (--distill_transfer_file): the STS-B
-training pairs, less every pair with a sentence that is also in the task's dev set (compared
-lower-cased, letters and digits only), written to --work_dir.
+--transfer stsb gives distilled MRPC students a transfer set (--distill_transfer_file): the
+STS-B training pairs, less every pair with a sentence that is also in MRPC's dev set (compared
+lower-cased, letters and digits only), written to --work_dir; stsb+swap adds MRPC's training
+pairs in swapped order (paraphrase is symmetric; the teacher saw one order).
 """
 
 import argparse
@@ -68,23 +69,28 @@ def _tsv_rows(path):
         return list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))[1:]
 
 
-def stsb_transfer_file(task, work_dir):
-    """The --transfer stsb file for `task`: STS-B's training pairs (sentence1, sentence2)
-    without those sharing a sentence with the task's dev set; written once, atomically."""
-    path = os.path.join(work_dir, f"transfer_stsb_for_{task}.tsv")
+def transfer_file(kind, task, work_dir):
+    """The --transfer `kind` file for `task` (a pair task): STS-B's training pairs (sentence1,
+    sentence2) without those sharing a sentence with the task's dev set; with "stsb+swap",
+    then the task's training pairs in swapped order (text_b, text_a). Written once,
+    atomically."""
+    path = os.path.join(work_dir, f"transfer_{kind.replace('+', '_')}_for_{task}.tsv")
     if os.path.exists(path):
         return path
-    dev = _tsv_rows(os.path.join(GLUE, TASKS[task], "dev.tsv"))
-    columns = {"mrpc": (3, 4), "sst2": (0,)}[task]
-    held_out = {_sentence_key(row[c]) for row in dev for c in columns}
+    if task != "mrpc":
+        raise SystemExit(f"--transfer: built for MRPC's sentence pairs, not {task}")
+    held_out = {_sentence_key(row[c]) for row in _tsv_rows(os.path.join(GLUE, "MRPC", "dev.tsv"))
+                for c in (3, 4)}
     pairs = [(row[7], row[8]) for row in _tsv_rows(os.path.join(GLUE, "STS-B", "train.tsv"))
              if not {_sentence_key(row[7]), _sentence_key(row[8])} & held_out]
+    if kind == "stsb+swap":
+        pairs += [(row[4], row[3]) for row in _tsv_rows(os.path.join(GLUE, "MRPC", "train.tsv"))]
     os.makedirs(work_dir, exist_ok=True)
     temporary = f"{path}.{os.getpid()}.tmp"           # sweeps may start side by side
     with open(temporary, "w", encoding="utf-8") as f:
         f.writelines(f"{a}\t{b}\n" for a, b in pairs)
     os.replace(temporary, path)
-    print(f"transfer set: {len(pairs)} STS-B training pairs in {path}", flush=True)
+    print(f"transfer set ({kind}): {len(pairs)} pairs in {path}", flush=True)
     return path
 
 
@@ -102,7 +108,7 @@ def variant_flags(variant, teacher_dir, args, task):
         [f"--distill_augment={args.augment}", f"--distill_augment_drop={args.augment_drop:g}"]
         if args.augment else []) + (
         [f"--distill_hidden_weight={args.hidden_weight:g}"] if args.hidden_weight else []) + (
-        [f"--distill_transfer_file={stsb_transfer_file(task, args.work_dir)}"]
+        [f"--distill_transfer_file={transfer_file(args.transfer, task, args.work_dir)}"]
         if args.transfer else [])
 
 
@@ -247,7 +253,7 @@ def main():
                         help="with --augment: --distill_augment_drop")
     parser.add_argument("--hidden_weight", type=float, default=0.0,
                         help="distilled students: --distill_hidden_weight (0: off)")
-    parser.add_argument("--transfer", choices=["stsb"], default=None,
+    parser.add_argument("--transfer", choices=["stsb", "stsb+swap"], default=None,
                         help="distilled students: a transfer set (--distill_transfer_file), "
                         "see above")
     parser.add_argument("--num_train_epochs", type=float, default=TEACHER_EPOCHS,
