@@ -9,7 +9,7 @@ import argparse
 import csv
 import json
 import os
-import sys
+import subprocess
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -42,7 +42,10 @@ def main():
             next(iter(signature(text_a=a, text_b=b).values())).numpy()
             times.append(time.perf_counter() - start)
     times.sort()
-    row = {"export": os.path.abspath(args.export), "intra": args.intra, "inter": args.inter,
+    head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                          capture_output=True, text=True).stdout.strip()
+    row = {"commit": head, "export": os.path.abspath(args.export), "intra": args.intra,
+           "inter": args.inter,
            "requests": len(times), "p50_ms": round(1000 * times[len(times) // 2], 2),
            "p90_ms": round(1000 * times[int(0.9 * len(times))], 2)}
     print(json.dumps(row), flush=True)
