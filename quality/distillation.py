@@ -31,7 +31,11 @@ interrupted sweep resumes (the teacher is trained once per commit and task, in -
 --transfer stsb gives distilled MRPC students a transfer set (--distill_transfer_file): the
 STS-B training pairs, less every pair with a sentence that is also in MRPC's dev set (compared
 lower-cased, letters and digits only), written to --work_dir; stsb+swap adds MRPC's training
-pairs in swapped order (paraphrase is symmetric; the teacher saw one order).
+pairs in swapped order (paraphrase is symmetric; the teacher saw one order); a part nbrN
+adds N copies of MRPC's training pairs whose words were each replaced, with probability 0.3,
+by one of their 8 nearest neighbours in MiniLM's word-embedding table (cosine; words of
+the vocabulary of 4 letters or more), as TinyBERT's augmentation does with GloVe neighbours: the teacher
+labels them, so a replacement that turns a paraphrase into a non-paraphrase is labelled so.
 """
 
 import argparse
@@ -69,10 +73,62 @@ def _tsv_rows(path):
         return list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))[1:]
 
 
+TRANSFER_PARTS = re.compile(r"stsb|swap|nbr[1-9]")
+REPLACE_PROBABILITY = 0.3
+NEIGHBOURS = 8
+
+
+def _transfer_kind(text):
+    """argparse type of --transfer: '+'-joined parts, stsb first (stsb, swap, nbrN)."""
+    parts = text.split("+")
+    if parts[0] != "stsb" or not all(TRANSFER_PARTS.fullmatch(p) for p in parts) \
+            or len(set(parts)) != len(parts):
+        raise argparse.ArgumentTypeError(f"{text!r}: stsb, then any of +swap, +nbrN (N 1-9)")
+    return text
+
+
+def neighbour_replacer(seed):
+    """text -> text with each whole word of MiniLM's vocabulary replaced, with probability
+    REPLACE_PROBABILITY, by one of its NEIGHBOURS nearest words (cosine of the word
+    embeddings; alphabetic words of 4 letters or more). Punctuation around a word stays."""
+    import numpy as np
+    from safetensors.numpy import load_file
+    folder = minilm()
+    with open(os.path.join(folder, "vocab.txt"), encoding="utf-8") as f:
+        vocab = [line.rstrip("\n") for line in f]
+    table = load_file(os.path.join(folder, "model.safetensors"))[
+        "embeddings.word_embeddings.weight"]
+    table = table / np.linalg.norm(table, axis=1, keepdims=True)
+    # Whole words of 4 letters or more: no ##pieces, [..], digits or short function words.
+    words = np.array([w.isalpha() and w.isascii() and len(w) >= 4 for w in vocab])
+    index = {w: i for i, w in enumerate(vocab) if words[i]}
+    rng = np.random.default_rng(seed)
+    cache = {}
+
+    def neighbours(i):
+        if i not in cache:
+            similarity = np.where(words, table @ table[i], -np.inf)
+            similarity[i] = -np.inf
+            cache[i] = [vocab[j] for j in np.argpartition(-similarity, NEIGHBOURS)[:NEIGHBOURS]]
+        return cache[i]
+
+    def replace(text):
+        out = []
+        for token in text.split():
+            head, core, tail = re.fullmatch(r"(\W*)(.*?)(\W*)", token).groups()
+            i = index.get(core.lower())
+            if i is not None and rng.random() < REPLACE_PROBABILITY:
+                core = neighbours(i)[rng.integers(NEIGHBOURS)]
+            out.append(head + core + tail)
+        return " ".join(out)
+    return replace
+
+
 def transfer_file(kind, task, work_dir):
     """The --transfer `kind` file for `task` (a pair task): STS-B's training pairs (sentence1,
-    sentence2) without those sharing a sentence with the task's dev set; with "stsb+swap",
-    then the task's training pairs in swapped order (text_b, text_a). Written once,
+    sentence2) without those sharing a sentence with the task's dev set; with +swap, then the
+    task's training pairs in swapped order (text_b, text_a); with +nbrN, then N copies of the
+    task's training pairs with words replaced by embedding neighbours (seed 0). Written once,
     atomically."""
     path = os.path.join(work_dir, f"transfer_{kind.replace('+', '_')}_for_{task}.tsv")
     if os.path.exists(path):
@@ -83,8 +139,14 @@ def transfer_file(kind, task, work_dir):
                 for c in (3, 4)}
     pairs = [(row[7], row[8]) for row in _tsv_rows(os.path.join(GLUE, "STS-B", "train.tsv"))
              if not {_sentence_key(row[7]), _sentence_key(row[8])} & held_out]
-    if kind == "stsb+swap":
-        pairs += [(row[4], row[3]) for row in _tsv_rows(os.path.join(GLUE, "MRPC", "train.tsv"))]
+    train = [(row[3], row[4]) for row in _tsv_rows(os.path.join(GLUE, "MRPC", "train.tsv"))]
+    parts = kind.split("+")
+    if "swap" in parts:
+        pairs += [(b, a) for a, b in train]
+    copies = sum(int(p[3:]) for p in parts if p.startswith("nbr"))
+    if copies:
+        replace = neighbour_replacer(seed=0)
+        pairs += [(replace(a), replace(b)) for _ in range(copies) for a, b in train]
     os.makedirs(work_dir, exist_ok=True)
     temporary = f"{path}.{os.getpid()}.tmp"           # sweeps may start side by side
     with open(temporary, "w", encoding="utf-8") as f:
@@ -253,7 +315,7 @@ def main():
                         help="with --augment: --distill_augment_drop")
     parser.add_argument("--hidden_weight", type=float, default=0.0,
                         help="distilled students: --distill_hidden_weight (0: off)")
-    parser.add_argument("--transfer", choices=["stsb", "stsb+swap"], default=None,
+    parser.add_argument("--transfer", type=_transfer_kind, default=None,
                         help="distilled students: a transfer set (--distill_transfer_file), "
                         "see above")
     parser.add_argument("--num_train_epochs", type=float, default=TEACHER_EPOCHS,
