@@ -33,9 +33,10 @@ STS-B training pairs, less every pair with a sentence that is also in MRPC's dev
 lower-cased, letters and digits only), written to --work_dir; stsb+swap adds MRPC's training
 pairs in swapped order (paraphrase is symmetric; the teacher saw one order); a part nbrN
 adds N copies of MRPC's training pairs whose words were each replaced, with probability 0.3,
-by one of their 8 nearest neighbours in MiniLM's word-embedding table (cosine; words of
-the vocabulary of 4 letters or more), as TinyBERT's augmentation does with GloVe neighbours: the teacher
-labels them, so a replacement that turns a paraphrase into a non-paraphrase is labelled so.
+by one of their 8 nearest neighbours in MiniLM's word-embedding table (cosine; words of the
+vocabulary of 4 letters or more), as TinyBERT's augmentation does with GloVe neighbours: the
+teacher labels them, so a replacement that turns a paraphrase into a non-paraphrase is
+labelled so.
 """
 
 import argparse
@@ -92,12 +93,11 @@ def neighbour_replacer(seed):
     REPLACE_PROBABILITY, by one of its NEIGHBOURS nearest words (cosine of the word
     embeddings; alphabetic words of 4 letters or more). Punctuation around a word stays."""
     import numpy as np
-    from safetensors.numpy import load_file
+    from bert_tf.checkpoints.hf import read_hf
+    from bert_tf.tokenization.vocab import load_vocab
     folder = minilm()
-    with open(os.path.join(folder, "vocab.txt"), encoding="utf-8") as f:
-        vocab = [line.rstrip("\n") for line in f]
-    table = load_file(os.path.join(folder, "model.safetensors"))[
-        "embeddings.word_embeddings.weight"]
+    vocab = list(load_vocab(os.path.join(folder, "vocab.txt")))     # in id order
+    table = read_hf(folder)[0]["bert/embeddings/word_embeddings"]
     table = table / np.linalg.norm(table, axis=1, keepdims=True)
     # Whole words of 4 letters or more: no ##pieces, [..], digits or short function words.
     words = np.array([w.isalpha() and w.isascii() and len(w) >= 4 for w in vocab])
