@@ -36,7 +36,9 @@ adds N copies of MRPC's training pairs whose words were each replaced, with prob
 by one of their 8 nearest neighbours in MiniLM's word-embedding table (cosine; words of the
 vocabulary of 4 letters or more), as TinyBERT's augmentation does with GloVe neighbours: the
 teacher labels them, so a replacement that turns a paraphrase into a non-paraphrase is
-labelled so.
+labelled so. A part test adds the unlabelled pairs of MRPC's test set (1,725, less the 28
+sharing a sentence with a dev pair; with swap, in both orders): the in-domain unlabelled text
+a user serving the model would have. Their labels are never read (GLUE does not publish them).
 """
 
 import argparse
@@ -74,17 +76,18 @@ def _tsv_rows(path):
         return list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))[1:]
 
 
-TRANSFER_PARTS = re.compile(r"stsb|swap|nbr[1-9]")
+TRANSFER_PARTS = re.compile(r"stsb|swap|nbr[1-9]|test")
 REPLACE_PROBABILITY = 0.3
 NEIGHBOURS = 8
 
 
 def _transfer_kind(text):
-    """argparse type of --transfer: '+'-joined parts, stsb first (stsb, swap, nbrN)."""
+    """argparse type of --transfer: '+'-joined parts, stsb first (stsb, swap, nbrN, test)."""
     parts = text.split("+")
     if parts[0] != "stsb" or not all(TRANSFER_PARTS.fullmatch(p) for p in parts) \
             or len(set(parts)) != len(parts):
-        raise argparse.ArgumentTypeError(f"{text!r}: stsb, then any of +swap, +nbrN (N 1-9)")
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: stsb, then any of +swap, +nbrN (N 1-9), +test")
     return text
 
 
@@ -128,8 +131,9 @@ def transfer_file(kind, task, work_dir):
     """The --transfer `kind` file for `task` (a pair task): STS-B's training pairs (sentence1,
     sentence2) without those sharing a sentence with the task's dev set; with +swap, then the
     task's training pairs in swapped order (text_b, text_a); with +nbrN, then N copies of the
-    task's training pairs with words replaced by embedding neighbours (seed 0). Written once,
-    atomically."""
+    task's training pairs with words replaced by embedding neighbours (seed 0); with +test,
+    then the pairs of the task's unlabelled test set without those sharing a sentence with
+    the dev set (and, with +swap, them too in swapped order). Written once, atomically."""
     path = os.path.join(work_dir, f"transfer_{kind.replace('+', '_')}_for_{task}.tsv")
     if os.path.exists(path):
         return path
@@ -147,6 +151,10 @@ def transfer_file(kind, task, work_dir):
     if copies:
         replace = neighbour_replacer(seed=0)
         pairs += [(replace(a), replace(b)) for _ in range(copies) for a, b in train]
+    if "test" in parts:
+        test = [(row[3], row[4]) for row in _tsv_rows(os.path.join(GLUE, "MRPC", "test.tsv"))
+                if not {_sentence_key(row[3]), _sentence_key(row[4])} & held_out]
+        pairs += test + ([(b, a) for a, b in test] if "swap" in parts else [])
     os.makedirs(work_dir, exist_ok=True)
     temporary = f"{path}.{os.getpid()}.tmp"           # sweeps may start side by side
     with open(temporary, "w", encoding="utf-8") as f:
