@@ -141,8 +141,13 @@ def transfer_file(kind, task, work_dir):
         raise SystemExit(f"--transfer: built for MRPC's sentence pairs, not {task}")
     held_out = {_sentence_key(row[c]) for row in _tsv_rows(os.path.join(GLUE, "MRPC", "dev.tsv"))
                 for c in (3, 4)}
-    pairs = [(row[7], row[8]) for row in _tsv_rows(os.path.join(GLUE, "STS-B", "train.tsv"))
-             if not {_sentence_key(row[7]), _sentence_key(row[8])} & held_out]
+
+    def pairs_clear_of_dev(path, a, b):
+        """Columns a, b of the rows of `path` where neither sentence is in the dev set."""
+        return [(row[a], row[b]) for row in _tsv_rows(path)
+                if not {_sentence_key(row[a]), _sentence_key(row[b])} & held_out]
+
+    pairs = pairs_clear_of_dev(os.path.join(GLUE, "STS-B", "train.tsv"), 7, 8)
     train = [(row[3], row[4]) for row in _tsv_rows(os.path.join(GLUE, "MRPC", "train.tsv"))]
     parts = kind.split("+")
     if "swap" in parts:
@@ -152,8 +157,7 @@ def transfer_file(kind, task, work_dir):
         replace = neighbour_replacer(seed=0)
         pairs += [(replace(a), replace(b)) for _ in range(copies) for a, b in train]
     if "test" in parts:
-        test = [(row[3], row[4]) for row in _tsv_rows(os.path.join(GLUE, "MRPC", "test.tsv"))
-                if not {_sentence_key(row[3]), _sentence_key(row[4])} & held_out]
+        test = pairs_clear_of_dev(os.path.join(GLUE, "MRPC", "test.tsv"), 3, 4)
         pairs += test + ([(b, a) for a, b in test] if "swap" in parts else [])
     os.makedirs(work_dir, exist_ok=True)
     temporary = f"{path}.{os.getpid()}.tmp"           # sweeps may start side by side
