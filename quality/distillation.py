@@ -36,7 +36,9 @@ adds N copies of MRPC's training pairs whose words were each replaced, with prob
 by one of their 8 nearest neighbours in MiniLM's word-embedding table (cosine; words of the
 vocabulary of 4 letters or more), as TinyBERT's augmentation does with GloVe neighbours: the
 teacher labels them, so a replacement that turns a paraphrase into a non-paraphrase is
-labelled so. A part test adds the unlabelled pairs of MRPC's test set (1,725, less the 28
+labelled so (bert_tf.data.neighbour_words, seed 0). --neighbours N is the runner's route to
+the same copies: --distill_neighbours=N, with the teacher's (fine-tuned) table and the run's
+seed. A part test adds the unlabelled pairs of MRPC's test set (1,725, less the 28
 sharing a sentence with a dev pair; with swap, in both orders): the in-domain unlabelled text
 a user serving the model would have. Their labels are never read (GLUE does not publish them).
 """
@@ -92,39 +94,15 @@ def _transfer_kind(text):
 
 
 def neighbour_replacer(seed):
-    """text -> text with each whole word of MiniLM's vocabulary replaced, with probability
-    REPLACE_PROBABILITY, by one of its NEIGHBOURS nearest words (cosine of the word
-    embeddings; alphabetic words of 4 letters or more). Punctuation around a word stays."""
-    import numpy as np
+    """bert_tf's NeighbourReplacer (what --distill_neighbours uses, there with the teacher's
+    table) over MiniLM's vocabulary and pre-trained word-embedding table."""
     from bert_tf.checkpoints.hf import read_hf
+    from bert_tf.data.neighbour_words import NeighbourReplacer
     from bert_tf.tokenization.vocab import load_vocab
     folder = minilm()
-    vocab = list(load_vocab(os.path.join(folder, "vocab.txt")))     # in id order
-    table = read_hf(folder)[0]["bert/embeddings/word_embeddings"]
-    table = table / np.linalg.norm(table, axis=1, keepdims=True)
-    # Whole words of 4 letters or more: no ##pieces, [..], digits or short function words.
-    words = np.array([w.isalpha() and w.isascii() and len(w) >= 4 for w in vocab])
-    index = {w: i for i, w in enumerate(vocab) if words[i]}
-    rng = np.random.default_rng(seed)
-    cache = {}
-
-    def neighbours(i):
-        if i not in cache:
-            similarity = np.where(words, table @ table[i], -np.inf)
-            similarity[i] = -np.inf
-            cache[i] = [vocab[j] for j in np.argpartition(-similarity, NEIGHBOURS)[:NEIGHBOURS]]
-        return cache[i]
-
-    def replace(text):
-        out = []
-        for token in text.split():
-            head, core, tail = re.fullmatch(r"(\W*)(.*?)(\W*)", token).groups()
-            i = index.get(core.lower())
-            if i is not None and rng.random() < REPLACE_PROBABILITY:
-                core = neighbours(i)[rng.integers(NEIGHBOURS)]
-            out.append(head + core + tail)
-        return " ".join(out)
-    return replace
+    return NeighbourReplacer(list(load_vocab(os.path.join(folder, "vocab.txt"))),
+                             read_hf(folder)[0]["bert/embeddings/word_embeddings"],
+                             REPLACE_PROBABILITY, seed, neighbours=NEIGHBOURS)
 
 
 def transfer_file(kind, task, work_dir):
@@ -182,6 +160,7 @@ def variant_flags(variant, teacher_dir, args, task):
         [f"--distill_augment={args.augment}", f"--distill_augment_drop={args.augment_drop:g}"]
         if args.augment else []) + (
         [f"--distill_hidden_weight={args.hidden_weight:g}"] if args.hidden_weight else []) + (
+        [f"--distill_neighbours={args.neighbours}"] if args.neighbours else []) + (
         [f"--distill_transfer_file={transfer_file(args.transfer, task, args.work_dir)}"]
         if args.transfer else [])
 
@@ -201,13 +180,15 @@ def settings(variant, args):
             values["hidden_weight"] = args.hidden_weight
         if args.transfer:                 # (absent from rows of runs without a transfer set)
             values["transfer"] = args.transfer
+        if args.neighbours:               # (absent from rows of runs without the flag)
+            values["neighbours"] = args.neighbours
     return values
 
 
 def row_settings(row, args):
     defaults = argparse.Namespace(num_train_epochs=TEACHER_EPOCHS, student_layers=STUDENT_LAYERS,
                                   temperature=2.0, alpha=0.5, augment=0, max_seq_length=SEQ,
-                                  hidden_weight=0.0, transfer=None)
+                                  hidden_weight=0.0, transfer=None, neighbours=0)
     return row.get("settings") or settings(row["variant"], defaults)
 
 
@@ -272,6 +253,8 @@ def describe(variant, values):
             text += f", [CLS] states matched x {values['hidden_weight']:g}"
         if values.get("transfer"):
             text += f", transfer set {values['transfer']}"
+        if values.get("neighbours"):
+            text += f", {values['neighbours']} neighbour copies (teacher's table)"
     return text
 
 
@@ -330,6 +313,10 @@ def main():
     parser.add_argument("--transfer", type=_transfer_kind, default=None,
                         help="distilled students: a transfer set (--distill_transfer_file), "
                         "see above")
+    parser.add_argument("--neighbours", type=int, default=0,
+                        help="distilled students: --distill_neighbours (copies per example; "
+                        "the library's route to the transfer kind's nbrN, with the teacher's "
+                        "word-embedding table)")
     parser.add_argument("--num_train_epochs", type=float, default=TEACHER_EPOCHS,
                         help="the students' epochs (the teacher's stay 3)")
     sweep_main(parser, run, summarize, RESULTS, "/tmp/bert_tf_quality/distillation",

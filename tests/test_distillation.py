@@ -308,11 +308,52 @@ def test_augmentation_enlarges_the_training_set_the_steps_count(teacher, mrpc_sm
     assert result["train"]["step"] == 40 * 3 // 8                # 40 pairs and 2 copies each
 
 
+def test_neighbour_copies_follow_the_labelled_examples_unlabelled(teacher):
+    """--distill_neighbours copies the task's examples (not the dropout copies) with words
+    from the teacher's vocabulary in place of its own, after every labelled example."""
+    from types import SimpleNamespace
+
+    from bert_tf.data.classification.examples import InputExample
+    from bert_tf.jobs.distillation import read_teacher, student_examples
+    examples = [InputExample("train-0", "the company reported strong profits", "profits rose",
+                             "1"), InputExample("train-1", "shares fell sharply", None, "0")]
+    opts = SimpleNamespace(distill_augment=1, distill_augment_drop=0.1, distill_neighbours=2,
+                           distill_neighbour_rate=1.0, distill_transfer_file=None, seed=1)
+    found = read_teacher(str(teacher), ["0", "1"], False, "MRPC")
+    got, labelled = student_examples(examples, opts, found, "0")
+    assert labelled == 4 and [e.guid for e in got[4:]] == [
+        "train-0-nbr1", "train-1-nbr1", "train-0-nbr2", "train-1-nbr2"]
+    assert [e.label for e in got[4:]] == ["0"] * 4 and got[5].text_b is None
+    vocab = set(open(found.vocab_file, encoding="utf-8").read().split())
+    for copy in got[4:]:
+        original = next(e for e in examples if copy.guid.startswith(e.guid))
+        for text, before in ((copy.text_a, original.text_a), (copy.text_b, original.text_b)):
+            for new, old in zip((text or "").split(), (before or "").split()):
+                # Every word of 4 letters or more is another word of the vocabulary.
+                assert (new == old) == (len(old) < 4) and new in vocab
+
+
+def test_neighbour_copies_enlarge_the_training_set_the_steps_count(teacher, mrpc_small,
+                                                                   tmp_path):
+    opts = _options(config=BertConfig.from_json_file(teacher / "bert_config.json"),
+                    task_name="MRPC", data_dir=str(mrpc_small), output_dir=str(tmp_path / "s"),
+                    init_checkpoint=str(teacher), student_layers=["0"],
+                    teacher_checkpoint=str(teacher), distill_neighbours=1, do_train=True,
+                    num_train_epochs=1, learning_rate=1e-3)
+    result = run(opts, tf.distribute.get_strategy())
+    assert result["train"]["step"] == 40 * 2 // 8              # 40 pairs and 1 copy each
+    assert np.isfinite(result["train"]["distill_loss"])
+
+
 @pytest.mark.parametrize("flags, message", [
     (dict(distill_augment=1), "only with --teacher_checkpoint"),
     (dict(distill_augment=-1, teacher="yes"), "--distill_augment must be >= 0"),
     (dict(distill_augment=1, distill_augment_drop=1.0, teacher="yes"),
      "--distill_augment_drop must be in"),
+    (dict(distill_neighbours=1), "only with --teacher_checkpoint"),
+    (dict(distill_neighbours=-1, teacher="yes"), "--distill_neighbours must be >= 0"),
+    (dict(distill_neighbours=1, distill_neighbour_rate=0.0, teacher="yes"),
+     r"--distill_neighbour_rate must be in \(0, 1\]"),
 ])
 def test_bad_augmentation_flags_are_named(teacher, mrpc_small, tmp_path, flags, message):
     if flags.pop("teacher", None):

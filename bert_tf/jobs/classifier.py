@@ -393,23 +393,12 @@ class ClassifierTask(FinetuneTask):
     def training_data(self):
         inputs, opts = self.inputs, self.opts
         examples = self.data.examples("train")
-        if self.teacher is not None and opts.distill_augment:
-            from bert_tf.jobs.distillation import augmented_examples
-            original = len(examples)
-            examples = augmented_examples(examples, opts.distill_augment,
-                                          opts.distill_augment_drop, opts.seed)
-            logger.info("distillation: %d training examples and %d copies with words dropped "
-                        "(--distill_augment=%d, --distill_augment_drop=%g)", original,
-                        len(examples) - original, opts.distill_augment,
-                        opts.distill_augment_drop)
         labelled = len(examples)
-        if self.teacher is not None and opts.distill_transfer_file:
-            from bert_tf.jobs.distillation import transfer_examples
-            examples = list(examples) + transfer_examples(
-                opts.distill_transfer_file, any(e.text_b is not None for e in examples),
-                0.0 if self.data.is_regression else self.data.labels[0])
-            logger.info("distillation: %d unlabelled examples of the transfer set %s",
-                        len(examples) - labelled, opts.distill_transfer_file)
+        if self.teacher is not None:
+            from bert_tf.jobs.distillation import student_examples
+            examples, labelled = student_examples(
+                examples, opts, self.teacher, 0.0 if self.data.is_regression
+                else self.data.labels[0])
         columns = inputs.columns(examples)
         source = inputs.source(columns, f"{self.data.task}_train")
         dataset_fn = inputs.dataset_fn(source, self.opts.train_batch_size, True)

@@ -19,9 +19,11 @@ models must have the same hidden size.
 Small tasks give the student few examples to learn the teacher's function from:
 --distill_augment adds copies of each training example with words dropped at random, labelled
 by the teacher's soft targets like the originals (the transfer set of Tang et al. 2019 and
-TinyBERT, by word dropout). --distill_transfer_file adds unlabelled texts of the user's (a
-transfer set, Hinton et al. 2015): the student learns the teacher's soft targets on them, and
-the gold-label loss skips them (their `label_weight` feature is 0).
+TinyBERT, by word dropout). --distill_neighbours adds copies with words replaced by their
+neighbours in the teacher's word-embedding table (TinyBERT's augmentation); a replacement can
+change what a text means, so these copies are unlabelled: the teacher's soft targets alone.
+--distill_transfer_file adds unlabelled texts of the user's (a transfer set, Hinton et al.
+2015). The gold-label loss skips unlabelled examples (their `label_weight` feature is 0).
 """
 
 import dataclasses
@@ -36,7 +38,8 @@ from bert_tf.options import non_defaults, option
 logger = logging.getLogger("bert_tf")
 
 _DISTILL_SETTINGS = ("distill_temperature", "distill_alpha", "distill_hidden_weight",
-                     "distill_augment", "distill_augment_drop", "distill_transfer_file")
+                     "distill_augment", "distill_augment_drop", "distill_neighbours",
+                     "distill_neighbour_rate", "distill_transfer_file")
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -71,6 +74,15 @@ class DistillationOptions:
     distill_augment_drop: float = option(
         0.1, "--distill_augment: the chance of each word (whitespace-separated) to be dropped "
         "from a copy; a text keeps at least one word.")
+    distill_neighbours: int = option(
+        0, "--teacher_checkpoint: add this many copies of each training example whose words "
+        "were each replaced, with chance --distill_neighbour_rate, by one of their 8 nearest "
+        "words in the teacher's word-embedding table (whole words of 4 letters or more; "
+        "TinyBERT's augmentation). A replacement can change the label, so the copies are "
+        "unlabelled: the student learns the teacher's soft targets on them alone. Epochs and "
+        "steps count them.")
+    distill_neighbour_rate: float = option(
+        0.3, "--distill_neighbours: the chance of each eligible word to be replaced in a copy.")
     distill_transfer_file: str = option(
         None, "--teacher_checkpoint: unlabelled texts to add to the training set (a transfer "
         "set), one example a line: text_a, or text_a<TAB>text_b for sentence-pair tasks; "
@@ -122,6 +134,12 @@ class DistillationOptions:
         if not 0.0 < self.distill_augment_drop < 1.0:
             raise ValueError(f"--distill_augment_drop must be in (0, 1), got "
                              f"{self.distill_augment_drop}")
+        if self.distill_neighbours < 0:
+            raise ValueError(f"--distill_neighbours must be >= 0 (copies per training "
+                             f"example), got {self.distill_neighbours}")
+        if not 0.0 < self.distill_neighbour_rate <= 1.0:
+            raise ValueError(f"--distill_neighbour_rate must be in (0, 1], got "
+                             f"{self.distill_neighbour_rate}")
         from bert_tf import fileio
         if self.distill_transfer_file and not fileio.exists(self.distill_transfer_file):
             raise FileNotFoundError(f"--distill_transfer_file {self.distill_transfer_file} "
@@ -178,6 +196,36 @@ def hidden_matching(teacher, config):
     return layers
 
 
+def student_examples(examples, opts, teacher, placeholder):
+    """(the student's training examples, how many of them lead with gold labels): the task's
+    `examples`, their --distill_augment copies (labelled), then unlabelled ones, each with the
+    `placeholder` label: --distill_neighbours copies of `examples` and the texts of
+    --distill_transfer_file."""
+    original = len(examples)
+    if opts.distill_augment:
+        examples = augmented_examples(examples, opts.distill_augment, opts.distill_augment_drop,
+                                      opts.seed)
+        logger.info("distillation: %d training examples and %d copies with words dropped "
+                    "(--distill_augment=%d, --distill_augment_drop=%g)", original,
+                    len(examples) - original, opts.distill_augment, opts.distill_augment_drop)
+    labelled = len(examples)
+    if opts.distill_neighbours:
+        replace = teacher_replacer(teacher, opts.distill_neighbour_rate, opts.seed)
+        examples = list(examples) + neighbour_examples(
+            examples[:original], opts.distill_neighbours, replace, placeholder)
+        logger.info("distillation: %d unlabelled copies with words replaced by embedding "
+                    "neighbours (--distill_neighbours=%d, --distill_neighbour_rate=%g)",
+                    len(examples) - labelled, opts.distill_neighbours,
+                    opts.distill_neighbour_rate)
+    if opts.distill_transfer_file:
+        before = len(examples)
+        examples = list(examples) + transfer_examples(
+            opts.distill_transfer_file, any(e.text_b is not None for e in examples), placeholder)
+        logger.info("distillation: %d unlabelled examples of the transfer set %s",
+                    len(examples) - before, opts.distill_transfer_file)
+    return examples, labelled
+
+
 def augmented_examples(examples, copies, drop, seed):
     """`examples` (InputExamples), then `copies` copies of each (guid "<guid>-aug<k>", the same
     label) whose texts lost each word with probability `drop`, at least one word kept. The
@@ -197,6 +245,30 @@ def augmented_examples(examples, copies, drop, seed):
                                  text_b=dropped(e.text_b))
              for k in range(1, copies + 1) for e in examples]
     return list(examples) + extra
+
+
+def neighbour_examples(examples, copies, replace, label):
+    """`copies` copies of each of `examples` (guid "<guid>-nbr<k>") with their texts passed
+    through `replace` (a NeighbourReplacer), each with the placeholder `label`: unlabelled
+    examples, for the teacher's soft targets alone."""
+    return [dataclasses.replace(e, guid=f"{e.guid}-nbr{k}", text_a=replace(e.text_a),
+                                text_b=None if e.text_b is None else replace(e.text_b),
+                                label=label)
+            for k in range(1, copies + 1) for e in examples]
+
+
+def teacher_replacer(teacher, probability, seed):
+    """A NeighbourReplacer over the teacher's vocabulary and word-embedding table."""
+    from bert_tf.checkpoints import read_any
+    from bert_tf.data.neighbour_words import NeighbourReplacer
+    from bert_tf.tokenization.vocab import load_vocab
+    vocab = list(load_vocab(teacher.vocab_file))
+    table = read_any(teacher.path, teacher.config)[1]["bert/embeddings/word_embeddings"]
+    if len(table) < len(vocab):
+        raise ValueError(f"--distill_neighbours: the teacher's vocabulary {teacher.vocab_file} "
+                         f"has {len(vocab)} tokens, its word-embedding table {len(table)} rows")
+    # Rows past the vocabulary (a vocab_size padded for speed) are never a token.
+    return NeighbourReplacer(vocab, table[:len(vocab)], probability, seed)
 
 
 def transfer_examples(path, text_pairs, label):
