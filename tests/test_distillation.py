@@ -298,14 +298,18 @@ def test_augmented_copies_drop_words_keep_labels_and_follow_the_seed():
     assert augmented_examples(examples, 2, 0.5, seed=4) != got
 
 
-def test_augmentation_enlarges_the_training_set_the_steps_count(teacher, mrpc_small, tmp_path):
+@pytest.mark.parametrize("copies, sets", [(dict(distill_augment=2), 3),
+                                          (dict(distill_neighbours=1), 2)])
+def test_copies_enlarge_the_training_set_the_steps_count(teacher, mrpc_small, tmp_path, copies,
+                                                          sets):
     opts = _options(config=BertConfig.from_json_file(teacher / "bert_config.json"),
                     task_name="MRPC", data_dir=str(mrpc_small), output_dir=str(tmp_path / "s"),
                     init_checkpoint=str(teacher), student_layers=["0"],
-                    teacher_checkpoint=str(teacher), distill_augment=2, do_train=True,
-                    num_train_epochs=1, learning_rate=1e-3)
+                    teacher_checkpoint=str(teacher), do_train=True, num_train_epochs=1,
+                    learning_rate=1e-3, **copies)
     result = run(opts, tf.distribute.get_strategy())
-    assert result["train"]["step"] == 40 * 3 // 8                # 40 pairs and 2 copies each
+    assert result["train"]["step"] == 40 * sets // 8           # 40 pairs and their copies
+    assert np.isfinite(result["train"]["distill_loss"])
 
 
 def test_neighbour_copies_follow_the_labelled_examples_unlabelled(teacher):
@@ -331,18 +335,6 @@ def test_neighbour_copies_follow_the_labelled_examples_unlabelled(teacher):
             for new, old in zip((text or "").split(), (before or "").split()):
                 # Every word of 4 letters or more is another word of the vocabulary.
                 assert (new == old) == (len(old) < 4) and new in vocab
-
-
-def test_neighbour_copies_enlarge_the_training_set_the_steps_count(teacher, mrpc_small,
-                                                                   tmp_path):
-    opts = _options(config=BertConfig.from_json_file(teacher / "bert_config.json"),
-                    task_name="MRPC", data_dir=str(mrpc_small), output_dir=str(tmp_path / "s"),
-                    init_checkpoint=str(teacher), student_layers=["0"],
-                    teacher_checkpoint=str(teacher), distill_neighbours=1, do_train=True,
-                    num_train_epochs=1, learning_rate=1e-3)
-    result = run(opts, tf.distribute.get_strategy())
-    assert result["train"]["step"] == 40 * 2 // 8              # 40 pairs and 1 copy each
-    assert np.isfinite(result["train"]["distill_loss"])
 
 
 @pytest.mark.parametrize("flags, message", [
