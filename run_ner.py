@@ -11,7 +11,9 @@ learnt as BIO, first-WordPiece labelling, windows for long inputs, conlleval ent
 --export_dir writes the tagger as a SavedModel for TensorFlow Serving (per-token labels with
 byte offsets of raw text). --class_weights=auto weights each word's loss against label
 imbalance; --eval_every_steps=N evaluates on --eval_file every N steps and keeps the best
-weights (entity f1) in output_dir/best/.
+weights (entity f1) in output_dir/best/. --teacher_checkpoint=<a run_ner output_dir> trains
+this run as a student of that run's tagger (with --student_layers=0,2,4 of its checkpoint, a
+smaller tagger).
 """
 
 from absl import flags

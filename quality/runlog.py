@@ -1,5 +1,5 @@
 """What every quality sweep shares: the commit it runs at, the MiniLM weights it fine-tunes,
-its JSON-lines results (read, append) and a checked run_classifier.py process."""
+its JSON-lines results (read, append) and a checked runner process (run_classifier.py, ...)."""
 
 import json
 import os
@@ -40,10 +40,17 @@ def append_row(path, row):
 def run_classifier(data_dir, output_dir, flags, what, init_checkpoint=None):
     """run_classifier.py from `init_checkpoint` (default: MiniLM) on `data_dir`; returns (eval
     results, seconds). Exits naming `what` with the end of the runner's stderr when it fails."""
+    return run_job("run_classifier.py", output_dir,
+                   [f"--data_dir={data_dir}", f"--init_checkpoint={init_checkpoint or minilm()}",
+                    *flags], what)
+
+
+def run_job(runner, output_dir, flags, what):
+    """One of the repository's runners (e.g. "run_ner.py") writing to `output_dir`; returns
+    (its eval_results.txt, seconds). Exits naming `what` with the end of the runner's stderr
+    when it fails."""
     from bert_tf.metrics.results import read_eval_results
-    command = [sys.executable, "run_classifier.py", f"--data_dir={data_dir}",
-               f"--init_checkpoint={init_checkpoint or minilm()}",
-               f"--output_dir={output_dir}", *flags]
+    command = [sys.executable, runner, f"--output_dir={output_dir}", *flags]
     started = time.time()
     proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True,
                           env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))

@@ -1,6 +1,8 @@
 """run_classifier's task distillation: a student (often smaller: --student_layers, or a smaller
 --bert_config_file) trained on the gold labels and on the soft targets of a fine-tuned
-run_classifier run (--teacher_checkpoint), by bert_tf.objectives.distillation's loss.
+run_classifier run (--teacher_checkpoint), by bert_tf.objectives.distillation's loss. The
+flags every distilling runner shares (TeacherOptions) and the reading of a teacher run are
+here too; run_ner's teacher pass is bert_tf.jobs.ner_distillation.
 
 The teacher is frozen and runs in eval mode (no dropout), and the training examples are the
 same every epoch, so its logits are the same at every step: they are computed once, before
@@ -37,29 +39,71 @@ from bert_tf.options import non_defaults, option
 
 logger = logging.getLogger("bert_tf")
 
-_DISTILL_SETTINGS = ("distill_temperature", "distill_alpha", "distill_hidden_weight",
-                     "distill_augment", "distill_augment_drop", "distill_neighbours",
-                     "distill_neighbour_rate", "distill_transfer_file")
+_TEACHER_SETTINGS = ("distill_temperature", "distill_alpha")
+_DISTILL_SETTINGS = _TEACHER_SETTINGS + (
+    "distill_hidden_weight", "distill_augment", "distill_augment_drop", "distill_neighbours",
+    "distill_neighbour_rate", "distill_transfer_file")
 
 
 @dataclasses.dataclass(kw_only=True)
-class DistillationOptions:
-    """The distillation flags. With student_layers, `config` (--bert_config_file, else the
-    config beside --init_checkpoint) describes --init_checkpoint and becomes the student's:
-    num_hidden_layers = len(student_layers)."""
+class TeacherOptions:
+    """The flags every distilling runner takes (run_classifier, run_ner). With student_layers,
+    `config` (--bert_config_file, else the config beside --init_checkpoint) describes
+    --init_checkpoint and becomes the student's: num_hidden_layers = len(student_layers)."""
 
     teacher_checkpoint: str = option(
-        None, "Distil a fine-tuned run_classifier run into this one: its output_dir (the latest "
+        None, "Distil a fine-tuned run of this runner into this one: its output_dir (the latest "
         "checkpoint) or its best/ folder. The student learns from the teacher's soft targets "
         "(--distill_temperature, --distill_alpha) beside the gold labels; the teacher's labels "
         "must be the task's. Its logits are computed once per training example before "
         "training.")
     distill_temperature: float = option(
-        2.0, "--teacher_checkpoint, classification: the softmax temperature T of the soft "
-        "targets; the soft loss is KL(teacher_T || student_T) * T^2.")
+        2.0, "--teacher_checkpoint, classification and tagging: the softmax temperature T of "
+        "the soft targets; the soft loss is KL(teacher_T || student_T) * T^2.")
     distill_alpha: float = option(
         0.5, "--teacher_checkpoint: the weight of the soft loss (the squared distance to the "
         "teacher's score for regression); the gold-label loss gets 1 - alpha.")
+    student_layers: list = option(
+        None, "Initialise the encoder from these Transformer layers of --init_checkpoint, in "
+        "order (e.g. 0,2,4: a 3-layer model; embeddings, pooler and head as they are there); "
+        "the run's bert_config.json gets num_hidden_layers = their number. Alternatively give "
+        "a smaller --bert_config_file.")
+
+    def __post_init__(self):
+        if self.student_layers:
+            self.student_layers = parse_student_layers(self.student_layers,
+                                                       self.config.num_hidden_layers)
+            if not self.init_checkpoint:
+                raise ValueError("--student_layers picks layers of --init_checkpoint: give one")
+            self.config = self.config.replace(num_hidden_layers=len(self.student_layers))
+        else:
+            self.student_layers = None
+
+    def validate_teacher(self, settings=_TEACHER_SETTINGS):
+        """The shared flags' values; `settings`: the distillation flags that need
+        --teacher_checkpoint. Raises ValueError naming the flags."""
+        if not self.teacher_checkpoint:
+            given = non_defaults(self, settings)
+            if given:
+                raise ValueError(f"{', '.join(given)}: only with --teacher_checkpoint")
+            return
+        if not self.do_train:
+            raise ValueError("--teacher_checkpoint trains a student: it needs --do_train")
+        if not 0.0 <= self.distill_alpha <= 1.0:
+            raise ValueError(f"--distill_alpha must be in [0, 1], got {self.distill_alpha}")
+        if not self.distill_temperature > 0:
+            raise ValueError(f"--distill_temperature must be > 0, got "
+                             f"{self.distill_temperature}")
+        from bert_tf import fileio
+        if not fileio.exists(self.teacher_checkpoint):
+            raise FileNotFoundError(f"--teacher_checkpoint {self.teacher_checkpoint} does not "
+                                    f"exist")
+
+
+@dataclasses.dataclass(kw_only=True)
+class DistillationOptions(TeacherOptions):
+    """run_classifier's distillation flags: the shared ones and the classifier's own."""
+
     distill_hidden_weight: float = option(
         0.0, "--teacher_checkpoint: the weight beta of a third loss term, the squared distance "
         "between the unit-length [CLS] vectors of each student block and of the teacher block "
@@ -89,39 +133,15 @@ class DistillationOptions:
         "UTF-8, no header. The student learns the teacher's soft targets on them; the "
         "gold-label loss averages over the labelled examples only. Epochs and steps count "
         "them; --distill_augment copies only the labelled examples.")
-    student_layers: list = option(
-        None, "Initialise the encoder from these Transformer layers of --init_checkpoint, in "
-        "order (e.g. 0,2,4: a 3-layer model; embeddings, pooler and head as they are there); "
-        "the run's bert_config.json gets num_hidden_layers = their number. Alternatively give "
-        "a smaller --bert_config_file.")
-
-    def __post_init__(self):
-        if self.student_layers:
-            self.student_layers = parse_student_layers(self.student_layers,
-                                                       self.config.num_hidden_layers)
-            if not self.init_checkpoint:
-                raise ValueError("--student_layers picks layers of --init_checkpoint: give one")
-            self.config = self.config.replace(num_hidden_layers=len(self.student_layers))
-        else:
-            self.student_layers = None
 
     def validate_distillation(self):
         """The flags' values and combinations; raises ValueError naming the flags."""
+        self.validate_teacher(_DISTILL_SETTINGS)
         if not self.teacher_checkpoint:
-            given = non_defaults(self, _DISTILL_SETTINGS)
-            if given:
-                raise ValueError(f"{', '.join(given)}: only with --teacher_checkpoint")
             return
-        if not self.do_train:
-            raise ValueError("--teacher_checkpoint trains a student: it needs --do_train")
         if self.multi_label:
             raise ValueError("--teacher_checkpoint: distilling a --multi_label run is not "
                              "supported (classification and regression are)")
-        if not 0.0 <= self.distill_alpha <= 1.0:
-            raise ValueError(f"--distill_alpha must be in [0, 1], got {self.distill_alpha}")
-        if not self.distill_temperature > 0:
-            raise ValueError(f"--distill_temperature must be > 0, got "
-                             f"{self.distill_temperature}")
         if not self.distill_hidden_weight >= 0:
             raise ValueError(f"--distill_hidden_weight must be >= 0, got "
                              f"{self.distill_hidden_weight}")
@@ -144,9 +164,6 @@ class DistillationOptions:
         if self.distill_transfer_file and not fileio.exists(self.distill_transfer_file):
             raise FileNotFoundError(f"--distill_transfer_file {self.distill_transfer_file} "
                                     f"does not exist")
-        if not fileio.exists(self.teacher_checkpoint):
-            raise FileNotFoundError(f"--teacher_checkpoint {self.teacher_checkpoint} does not "
-                                    f"exist")
 
 
 def parse_student_layers(values, num_layers):
@@ -324,32 +341,24 @@ class Teacher:
     doc_stride: int = 0
     window_pooling: str = "mean"
     max_windows: int = 0
+    task: str = "classifier"     # its model: "classifier", "regression" or "tagger"
 
     @property
     def is_regression(self):
-        return self.labels is None
+        return self.task == "regression"
 
     def record(self):
         """What run_options.json records of the teacher."""
-        return {"checkpoint": self.path, "labels": self.labels,
-                "task": "regression" if self.is_regression else "classifier"}
+        return {"checkpoint": self.path, "labels": self.labels, "task": self.task}
 
 
 def read_teacher(path, labels, is_regression, task):
     """The Teacher at `path` (a run_classifier output_dir or best/: its run_options.json,
     config, vocabulary and label_list.txt beside the checkpoint), checked against the student's
     task (`labels` in class-id order, `is_regression`, `task` its name in messages)."""
-    from bert_tf.checkpoints import find_config
-    from bert_tf.checkpoints.run_options import beside, read_run_options, settings_from_run
-    from bert_tf.data.classification.writers import read_label_list
-    from bert_tf.names import LABELS_FILE, RUN_OPTIONS, VOCAB_ASSET
     from bert_tf.prediction.loading import checkpoint_head
     where = f"--teacher_checkpoint {path}"
-    record = read_run_options(path)
-    if record is None or not record.serves("classifier"):
-        what = "none" if record is None else f"a {record.head} run's"
-        raise ValueError(f"{where}: not a run_classifier run ({RUN_OPTIONS} beside it: "
-                         f"{what}): give a fine-tuned run_classifier output_dir or its best/")
+    record = _teacher_record(path, "classifier", "run_classifier")
     if record.options.get("multi_label"):
         raise ValueError(f"{where}: a --multi_label run; distillation supports classification "
                          f"and regression teachers")
@@ -358,8 +367,44 @@ def read_teacher(path, labels, is_regression, task):
         held = "a regression model" if kind == "regression" else f"a {kind} of {units} labels"
         wanted = "a regression" if is_regression else f"a classification ({len(labels)} labels)"
         raise ValueError(f"{where} is {held}, but the task {task} is {wanted}")
+    return _teacher(path, record, None if is_regression else labels, task,
+                    "regression" if is_regression else "classifier")
+
+
+def read_tagger_teacher(path, labels):
+    """The Teacher at `path` (a run_ner output_dir or best/), checked against the student's
+    label list `labels` (in output order)."""
+    from bert_tf.prediction.loading import checkpoint_head
+    record = _teacher_record(path, "tagger", "run_ner")
+    kind, units, _, _ = checkpoint_head(path)
+    if kind != "tagger":
+        raise ValueError(f"--teacher_checkpoint {path} holds a {kind} model, not a tagger")
+    return _teacher(path, record, labels, "this run", "tagger")
+
+
+def _teacher_record(path, kind, runner):
+    """The RunRecord beside a teacher checkpoint, which must be a `runner` run (`kind`)."""
+    from bert_tf.checkpoints.run_options import read_run_options
+    from bert_tf.names import RUN_OPTIONS
+    record = read_run_options(path)
+    if record is None or not record.serves(kind):
+        what = "none" if record is None else f"a {record.head} run's"
+        raise ValueError(f"--teacher_checkpoint {path}: not a {runner} run ({RUN_OPTIONS} "
+                         f"beside it: {what}): give a fine-tuned {runner} output_dir or its "
+                         f"best/")
+    return record
+
+
+def _teacher(path, record, labels, task, kind):
+    """The Teacher of run `record` at `path`; with `labels` (class-id order) its
+    label_list.txt must hold the same (`task` names the student's task in messages)."""
+    from bert_tf.checkpoints import find_config
+    from bert_tf.checkpoints.run_options import beside, settings_from_run
+    from bert_tf.data.classification.writers import read_label_list
+    from bert_tf.names import LABELS_FILE, VOCAB_ASSET
+    where = f"--teacher_checkpoint {path}"
     teacher_labels = None
-    if not is_regression:
+    if labels is not None:
         found = beside(path, LABELS_FILE)
         if not found:
             raise ValueError(f"{where}: no {LABELS_FILE} beside it, so its labels cannot be "
@@ -372,13 +417,13 @@ def read_teacher(path, labels, is_regression, task):
     vocab_file = beside(path, VOCAB_ASSET) or record.options.get("vocab_file")
     if not vocab_file:
         raise ValueError(f"{where}: no {VOCAB_ASSET} beside it and none in {record.path}")
-    taken = settings_from_run(record, {}, "regression" if is_regression else "classifier")
+    taken = settings_from_run(record, {}, kind)
     return Teacher(os.fspath(path), teacher_labels, find_config(path), vocab_file,
                    do_lower_case=taken.get("do_lower_case", True),
                    max_seq_length=taken.get("max_seq_length", 128),
                    doc_stride=taken.get("doc_stride", 0),
                    window_pooling=taken.get("window_pooling", "mean"),
-                   max_windows=taken.get("max_windows", 0))
+                   max_windows=taken.get("max_windows", 0), task=kind)
 
 
 def teacher_targets(teacher, columns, batch_size, cls_layers=None):

@@ -6,7 +6,8 @@ Training follows google-research/bert's recipe: num_train_steps = int(windows / 
 linear warm-up over warmup_proportion of them, AdamW.
 
 --class_weights weights each word's loss by its gold label (bert_tf.training.class_weights);
-NerTask is its task object for bert_tf.jobs.driver.run_task, which runs every stage:
+--teacher_checkpoint distils a fine-tuned run_ner run into this one, word by word
+(bert_tf.jobs.ner_distillation; --student_layers picks the student's layers). NerTask is its task object for bert_tf.jobs.driver.run_task, which runs every stage:
 --eval_every_steps evaluates on --eval_file during training and keeps the best weights (entity
 f1 by default) in output_dir/best/.
 
@@ -27,6 +28,7 @@ from bert_tf import fileio
 from bert_tf.jobs.checks import load_tokenizer
 from bert_tf.jobs.results import save_label_list
 from bert_tf.training.setup import arrays_dataset_fn
+from bert_tf.jobs.distillation import TeacherOptions
 from bert_tf.jobs.driver import Evaluation, FinetuneTask, TrainingData, run_task
 from bert_tf.jobs.finetune import FileFinetuneOptions, log_softmax
 from bert_tf.options import option
@@ -36,10 +38,11 @@ from bert_tf.training.class_weights import ClassWeightOptions
 logger = logging.getLogger("bert_tf")
 
 DEFAULT_METRIC = "f1"            # conlleval's overall entity F1 (NerScores.as_dict)
+DEFAULT_STRIDE = 64
 
 
 @dataclasses.dataclass(kw_only=True)
-class NerOptions(FileFinetuneOptions, ClassWeightOptions):
+class NerOptions(FileFinetuneOptions, ClassWeightOptions, TeacherOptions):
     max_seq_length: int = option(
         128, "WordPieces per window including [CLS] and [SEP]; longer inputs are split into "
         "overlapping windows.")
@@ -49,8 +52,8 @@ class NerOptions(FileFinetuneOptions, ClassWeightOptions):
         None, "CoNLL file to tag (--do_predict); words only, or with tags to be scored.")
     do_predict: bool = option(False, "Whether to tag --predict_file.")
     doc_stride: int = option(
-        64, "How far (in WordPieces, at most) each window starts after the previous one when "
-        "an input is split (>= max_seq_length - 2: no overlap).")
+        DEFAULT_STRIDE, "How far (in WordPieces, at most) each window starts after the "
+        "previous one when an input is split (>= max_seq_length - 2: no overlap).")
     context: str = option(
         "sentence", "What one input holds: a sentence, or a whole -DOCSTART- document (the "
         "paper's document context).", choices=("sentence", "document"))
@@ -64,6 +67,7 @@ class NerOptions(FileFinetuneOptions, ClassWeightOptions):
         from bert_tf.data.ner import CONTEXTS
         super().validate()
         self.validate_class_weights()
+        self.validate_teacher()
         if self.doc_stride < 1:
             raise ValueError(f"--doc_stride must be >= 1, got {self.doc_stride}")
         if self.context not in CONTEXTS:
@@ -247,6 +251,7 @@ class NerTask(FinetuneTask):
 
     head = "tagger"
     default_metric = DEFAULT_METRIC
+    teacher = None                     # prepare() reads --teacher_checkpoint's run, if given
 
     def prepare(self):
         from bert_tf.data.ner import read_conll
@@ -255,21 +260,46 @@ class NerTask(FinetuneTask):
         train_conll = read_conll(opts.train_file, require_labels=True) if opts.do_train else None
         self.labels = resolve_labels(opts, train_conll)
         logger.info("labels (%d): %s", len(self.labels), " ".join(self.labels))
+        if opts.teacher_checkpoint:
+            from bert_tf.jobs.distillation import read_tagger_teacher
+            self.teacher = read_tagger_teacher(opts.teacher_checkpoint, self.labels)
         return save_label_list(opts.output_dir, self.labels)
+
+    def run_record(self):
+        return {} if self.teacher is None else {"teacher": self.teacher.record()}
 
     def _data(self, path, require_labels, what):
         return NerData(self.opts, self.tokenizer, path, self.labels, require_labels, what)
 
     def training_data(self):
         train = self._data(self.opts.train_file, True, "train")
+        if self.teacher is not None:
+            self.add_teacher_logits(train)
         return TrainingData(train.dataset_fn(self.opts.train_batch_size, True, self.opts.seed),
                             train.features.num_windows, "windows",
                             label_ids=train.loss_label_ids)
 
+    def add_teacher_logits(self, train):
+        """The teacher's logits of each training word (computed here, once) as the windows'
+        `teacher_logits` feature; the random seed is set again afterwards, so that the
+        student starts as it would without the teacher."""
+        import keras
+
+        from bert_tf.jobs.ner_distillation import teacher_word_logits, window_teacher_logits
+        words = teacher_word_logits(self.teacher, train.units.words, self.opts.eval_batch_size,
+                                    DEFAULT_STRIDE)
+        train.features.arrays["teacher_logits"] = window_teacher_logits(
+            train.features, words, len(self.labels))
+        keras.utils.set_random_seed(self.opts.seed)
+
     def loss(self, training):
-        from bert_tf.objectives.tagging import TaggingObjective
         weights = (class_weights(self.opts, training.label_ids, self.labels) if training
                    else None)
+        if self.teacher is not None:
+            from bert_tf.objectives.distillation import TaggingDistillationObjective
+            return TaggingDistillationObjective(self.opts.distill_temperature,
+                                                self.opts.distill_alpha, weights)
+        from bert_tf.objectives.tagging import TaggingObjective
         return TaggingObjective(weights)
 
     def build_model(self):

@@ -17,15 +17,21 @@ Examples of a transfer set (--distill_transfer_file) have no gold label: their `
 feature is 0, so hard is the mean over the batch's labelled examples only, and so is the
 accuracy metric.
 Training metrics: accuracy, and each term unweighted (label_loss, distill_loss, hidden_loss).
+
+TaggingDistillationObjective does the same for token classification (run_ner): hard is
+TaggingObjective's loss, soft the mean over labelled words (label_weights) of the tempered
+KL divergence at each word's first sub-token (`teacher_logits` [B, S, C]).
 """
 
 import tensorflow as tf
 
 from bert_tf.objectives.classification import ClassificationObjective, per_example_loss
+from bert_tf.objectives.tagging import TaggingObjective
 
 
 def soft_loss(student_logits, teacher_logits, temperature, is_regression):
-    """[B] per-example soft-target losses (see the module docstring)."""
+    """Soft-target losses of logits [..., C] (see the module docstring): [...], e.g. [B]
+    per example, or [B, S] per token."""
     student = tf.cast(student_logits, tf.float32)
     teacher = tf.cast(teacher_logits, tf.float32)
     if is_regression:
@@ -105,3 +111,36 @@ class DistillationObjective(ClassificationObjective):
         if "label_weight" not in features:
             return None
         return tf.cast(features["label_weight"], tf.float32)
+
+
+class TaggingDistillationObjective(TaggingObjective):
+    """Token classification distilled (see the module docstring): (1 - alpha) * tagging loss +
+    alpha * soft loss, both means over the batch's labelled words."""
+
+    loss_terms = ("tagging", "distillation")
+    metric_names = ("accuracy", "label_loss", "distill_loss")
+
+    def __init__(self, temperature, alpha, class_weights=None):
+        super().__init__(class_weights)
+        self.temperature, self.alpha = float(temperature), float(alpha)
+
+    def denominators(self, features):
+        words = tf.reduce_sum(tf.cast(features["label_weights"], tf.float32))
+        return dict(super().denominators(features), distillation=tf.maximum(words, 1.0))
+
+    def _soft_sum(self, outputs, features):
+        soft = soft_loss(outputs["logits"], features["teacher_logits"], self.temperature,
+                         is_regression=False)                                      # [B, S]
+        return tf.reduce_sum(tf.cast(features["label_weights"], tf.float32) * soft)
+
+    def numerators(self, outputs, features):
+        hard = super().numerators(outputs, features)["tagging"]
+        return {"tagging": (1.0 - self.alpha) * hard,
+                "distillation": self.alpha * self._soft_sum(outputs, features)}
+
+    def metrics(self, outputs, features):
+        weights = tf.cast(features["label_weights"], tf.float32)
+        words = tf.reduce_sum(weights)
+        return dict(super().metrics(outputs, features),
+                    label_loss=(tf.reduce_sum(weights * self._xent(outputs, features)), words),
+                    distill_loss=(self._soft_sum(outputs, features), words))

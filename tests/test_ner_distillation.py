@@ -1,0 +1,159 @@
+"""run_ner's task distillation: the teacher's word logits placed in the student's windows, the
+tagging soft loss, and a tiny student tagger trained from a tiny fine-tuned teacher."""
+
+import json
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf.config import BertConfig
+from bert_tf.data.arrays import arrays_dataset
+from bert_tf.data.ner import encode_units
+from bert_tf.jobs.ner import NerOptions, run
+from bert_tf.jobs.ner_distillation import window_teacher_logits
+from bert_tf.objectives.distillation import TaggingDistillationObjective, soft_loss
+from bert_tf.tokenization import FullTokenizer
+from helpers import minilm_dir, shared_path
+
+TINY = dict(vocab_size=30522, max_position_embeddings=64)
+
+
+def _options(**kwargs):
+    values = dict(vocab_file=str(minilm_dir() / "vocab.txt"), do_lower_case=True,
+                  max_seq_length=32, seed=1, train_batch_size=8, eval_batch_size=16,
+                  iterations_per_loop=5, learning_rate=1e-3, save_checkpoints_steps=1000)
+    values.update(kwargs)
+    keras.utils.set_random_seed(values["seed"])
+    return NerOptions(**values)
+
+
+@pytest.fixture(scope="module")
+def conll_small(tmp_path_factory):
+    """The first 60 sentences of CoNLL-2003's training file, as train and eval file."""
+    blocks = open(shared_path("data/conll2003/eng.train"), encoding="utf-8").read().split("\n\n")
+    path = tmp_path_factory.mktemp("conll") / "train.txt"
+    path.write_text("\n\n".join(blocks[:60]) + "\n\n", encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def teacher(conll_small, tmp_path_factory):
+    """A 2-layer tagger fine-tuned on the 60 sentences: its output_dir."""
+    out = tmp_path_factory.mktemp("ner_teacher")
+    run(_options(config=BertConfig.from_preset("L-2_H-32_A-2", **TINY), train_file=conll_small,
+                 output_dir=str(out), do_train=True, num_train_epochs=2),
+        tf.distribute.get_strategy())
+    return out
+
+
+def test_each_words_teacher_logits_sit_at_its_first_sub_token_in_every_window():
+    """Two overlapping windows over one unit: a word in both gets its logits in both, at the
+    position of its first WordPiece there."""
+    tokenizer = FullTokenizer(str(minilm_dir() / "vocab.txt"), do_lower_case=True)
+    words = ["Unbelievably", "the", "EU", "rejects", "German", "call", "to", "boycott", "lamb"]
+    features = encode_units([words], tokenizer, max_seq_length=10, stride=4)
+    assert features.num_windows >= 2
+    word_logits = [np.arange(len(words) * 3, dtype=np.float32).reshape(len(words), 3)]
+    logits = window_teacher_logits(features, word_logits, 3)
+    assert logits.shape == (features.num_windows, 10, 3)
+    for i, window in enumerate(features.windows):
+        for k, position in enumerate(window.positions):
+            np.testing.assert_array_equal(logits[i, position],
+                                          word_logits[0][window.first_word + k])
+        others = np.setdiff1d(np.arange(10), window.positions)
+        assert not logits[i, others].any()
+
+
+def test_per_token_arrays_are_cut_with_the_batch():
+    """Arrays of [N, S, C] (teacher logits) lose the same padding as input_ids [N, S]."""
+    arrays = {"input_ids": np.ones((4, 32), np.int32), "input_mask": np.zeros((4, 32), np.int32),
+              "teacher_logits": np.ones((4, 32, 5), np.float32),
+              "window_index": np.arange(4, dtype=np.int32)}
+    arrays["input_mask"][:, :11] = 1
+    batch = next(iter(arrays_dataset(arrays, 4, is_training=False)))
+    assert batch["input_ids"].shape == (4, 16)          # 11 rounded up to a multiple of 8
+    assert batch["teacher_logits"].shape == (4, 16, 5)
+    assert batch["window_index"].shape == (4,)
+
+
+def test_the_tagging_loss_mixes_word_losses_by_alpha_over_labelled_words_only():
+    rng = np.random.default_rng(0)
+    logits = tf.constant(rng.normal(size=(2, 4, 3)), tf.float32)
+    teacher = tf.constant(rng.normal(size=(2, 4, 3)), tf.float32)
+    weights = np.array([[0, 1, 1, 0], [0, 1, 0, 0]], np.float32)        # 3 labelled words
+    features = {"label_ids": tf.constant([[0, 2, 1, 0], [0, 1, 0, 0]]),
+                "label_weights": tf.constant(weights), "teacher_logits": teacher}
+    objective = TaggingDistillationObjective(temperature=2.0, alpha=0.3)
+    numerators = objective.numerators({"logits": logits}, features)
+    denominators = objective.denominators(features)
+    loss = sum(float(numerators[t]) / float(denominators[t]) for t in objective.loss_terms)
+    hard = tf.nn.sparse_softmax_cross_entropy_with_logits(features["label_ids"], logits).numpy()
+    soft = soft_loss(logits, teacher, 2.0, False).numpy()
+    expected = (0.7 * (hard * weights).sum() + 0.3 * (soft * weights).sum()) / 3
+    assert loss == pytest.approx(expected, rel=1e-6)
+    metrics = objective.metrics({"logits": logits}, features)
+    assert float(metrics["distill_loss"][0]) / float(metrics["distill_loss"][1]) == \
+        pytest.approx((soft * weights).sum() / 3, rel=1e-6)
+
+
+def test_a_student_tagger_trains_from_the_teacher_and_records_it(teacher, conll_small,
+                                                                tmp_path):
+    """One layer of the teacher's two, at a longer window than the teacher's: an ordinary
+    run whose run_options.json names the teacher, learning both loss terms."""
+    out = tmp_path / "student"
+    opts = _options(config=BertConfig.from_json_file(teacher / "bert_config.json"),
+                    train_file=conll_small, eval_file=conll_small, output_dir=str(out),
+                    init_checkpoint=str(teacher), student_layers=["1"], max_seq_length=48,
+                    teacher_checkpoint=str(teacher), distill_alpha=0.7, do_train=True,
+                    do_eval=True, num_train_epochs=1)
+    result = run(opts, tf.distribute.get_strategy())
+    assert 0 < result["train"]["distill_loss"] and 0 < result["train"]["label_loss"]
+    assert 0 <= result["eval"]["f1"] <= 1
+    assert json.loads((out / "bert_config.json").read_text())["num_hidden_layers"] == 1
+    recorded = json.loads((out / "run_options.json").read_text())
+    assert recorded["teacher"]["task"] == "tagger"
+    assert recorded["teacher"]["labels"] == (teacher / "label_list.txt").read_text().split()
+
+
+def test_with_alpha_0_the_student_tagger_trains_exactly_as_without_the_teacher(
+        teacher, conll_small, tmp_path):
+    def train(name, **distillation):
+        opts = _options(config=BertConfig.from_preset("L-1_H-32_A-2", **TINY),
+                        train_file=conll_small, eval_file=conll_small,
+                        output_dir=str(tmp_path / name), do_train=True, do_eval=True,
+                        num_train_epochs=1, **distillation)
+        return run(opts, tf.distribute.get_strategy())["eval"]["loss"]
+
+    assert train("student", teacher_checkpoint=str(teacher), distill_alpha=0.0) == \
+        pytest.approx(train("alone"), rel=1e-6)
+
+
+@pytest.mark.parametrize("flags, message", [
+    ({"distill_alpha": 0.3}, "distill_alpha: only with --teacher_checkpoint"),
+    ({"teacher_checkpoint": "TEACHER", "distill_temperature": 0.0},
+     "--distill_temperature must be > 0"),
+    ({"teacher_checkpoint": "TEACHER", "labels": "TEACHER'S, REVERSED"},
+     "are not the task's labels"),
+])
+def test_bad_tagger_distillation_flags_are_named(teacher, conll_small, tmp_path, flags,
+                                                 message):
+    reversed_labels = (teacher / "label_list.txt").read_text().split()[::-1]
+    flags = {k: {"TEACHER": str(teacher), "TEACHER'S, REVERSED": reversed_labels}.get(v, v)
+             if isinstance(v, str) else v for k, v in flags.items()}
+    with pytest.raises(ValueError, match=message):
+        opts = _options(config=BertConfig.from_preset("L-1_H-32_A-2", **TINY),
+                        train_file=conll_small, output_dir=str(tmp_path / "out"),
+                        do_train=True, **flags)
+        run(opts, tf.distribute.get_strategy())
+
+
+def test_a_classifier_run_is_refused_as_a_tagger_teacher(conll_small, tmp_path):
+    from bert_tf.jobs.distillation import read_tagger_teacher
+    folder = tmp_path / "classifier"
+    folder.mkdir()
+    (folder / "run_options.json").write_text(json.dumps(
+        {"task": "classifier", "options": {}}))
+    with pytest.raises(ValueError, match="not a run_ner run"):
+        read_tagger_teacher(str(folder), ["O"])
