@@ -10,7 +10,10 @@ of at most 128 WordPieces, batch 16, lr 1e-4, 3 epochs, 10% warm-up, torch's Ada
              --teacher_dir, a teacher of an earlier run of this script).
   alone:     a 3-layer student from the teacher's layers --student_layers (0,2,4; embeddings
              and tagging head too), trained on the gold tags, per seed.
-  distilled: the same student with --teacher_checkpoint (--temperature, --alpha).
+  distilled: the same student with --teacher_checkpoint (--temperature, --alpha); with
+             --transfer N also --distill_transfer_file: the N sentences of eng.train after
+             the subset, their tags removed (the teacher tags them; the student learns its
+             soft targets on them).
 
 One JSON line per run (commit, variant, seed, settings, flags, every dev metric, seconds) is
 appended to --results; runs already there for the same commit and settings are skipped, so an
@@ -49,6 +52,8 @@ def settings(variant, args):
         values["student_layers"] = args.student_layers
     if variant == "distilled":
         values.update(temperature=args.temperature, alpha=args.alpha)
+        if args.transfer:                 # (absent from rows of runs without a transfer set)
+            values["transfer"] = args.transfer
     return values
 
 
@@ -61,7 +66,24 @@ def variant_flags(variant, teacher_dir, args):
         return student
     return student + [f"--teacher_checkpoint={teacher_dir}",
                       f"--distill_temperature={args.temperature:g}",
-                      f"--distill_alpha={args.alpha:g}"]
+                      f"--distill_alpha={args.alpha:g}"] + (
+        [f"--distill_transfer_file={transfer_file(args)}"] if args.transfer else [])
+
+
+def transfer_file(args):
+    """The --transfer sentences of eng.train after the first --train_sentences, words only."""
+    path = os.path.join(args.work_dir, f"transfer_{args.train_sentences}_{args.transfer}.txt")
+    both = os.path.join(args.work_dir, f"head_{args.train_sentences + args.transfer}.txt")
+    head_sentences(shared_path("data/conll2003/eng.train"), both,
+                   args.train_sentences + args.transfer)
+    blocks = [b for b in open(both, encoding="utf-8").read().split("\n\n")
+              if b.strip() and not b.startswith("-DOCSTART-")][args.train_sentences:]
+    temporary = f"{path}.{os.getpid()}.tmp"
+    with open(temporary, "w", encoding="utf-8") as f:
+        f.write("\n\n".join("\n".join(line.split(" ")[0] for line in b.splitlines())
+                             for b in blocks) + "\n")
+    os.replace(temporary, path)
+    return path
 
 
 def run(args):
@@ -124,6 +146,9 @@ def main():
     parser.add_argument("--student_layers", default="0,2,4")
     parser.add_argument("--temperature", type=float, default=2.0)
     parser.add_argument("--alpha", type=float, default=0.5)
+    parser.add_argument("--transfer", type=int, default=0,
+                        help="distilled: this many untagged sentences of eng.train as a "
+                             "transfer set")
     parser.add_argument("--teacher_dir", help="a teacher of an earlier run: skip training one")
     return sweep_main(parser, run, summarize, RESULTS, "/tmp/bert_tf_quality/ner_distillation",
                       "entity F1", "only rows of this commit")

@@ -98,6 +98,26 @@ def test_the_tagging_loss_mixes_word_losses_by_alpha_over_labelled_words_only():
         pytest.approx((soft * weights).sum() / 3, rel=1e-6)
 
 
+def test_transfer_windows_skip_the_tagging_loss_and_accuracy_but_not_the_soft_loss():
+    rng = np.random.default_rng(1)
+    logits = tf.constant(rng.normal(size=(2, 3, 3)), tf.float32)
+    teacher = tf.constant(rng.normal(size=(2, 3, 3)), tf.float32)
+    features = {"label_ids": tf.constant([[0, 2, 1], [0, 1, 1]]),
+                "label_weights": tf.constant([[0, 1, 1], [0, 1, 1]], tf.float32),
+                "label_weight": tf.constant([1, 0], tf.float32),             # row 2: transfer
+                "teacher_logits": teacher}
+    objective = TaggingDistillationObjective(temperature=1.0, alpha=0.5)
+    numerators = objective.numerators({"logits": logits}, features)
+    denominators = objective.denominators(features)
+    hard = tf.nn.sparse_softmax_cross_entropy_with_logits(features["label_ids"], logits).numpy()
+    soft = soft_loss(logits, teacher, 1.0, False).numpy()
+    assert float(numerators["tagging"]) / float(denominators["tagging"]) == \
+        pytest.approx(0.5 * hard[0, 1:].mean(), rel=1e-6)
+    assert float(numerators["distillation"]) / float(denominators["distillation"]) == \
+        pytest.approx(0.5 * np.concatenate([soft[0, 1:], soft[1, 1:]]).mean(), rel=1e-6)
+    assert float(objective.metrics({"logits": logits}, features)["accuracy"][1]) == 2
+
+
 def test_a_student_tagger_trains_from_the_teacher_and_records_it(teacher, conll_small,
                                                                 tmp_path):
     """One layer of the teacher's two, at a longer window than the teacher's: an ordinary
@@ -132,6 +152,9 @@ def test_with_alpha_0_the_student_tagger_trains_exactly_as_without_the_teacher(
 
 @pytest.mark.parametrize("flags, message", [
     ({"distill_alpha": 0.3}, "distill_alpha: only with --teacher_checkpoint"),
+    ({"distill_transfer_file": "x.txt"}, "distill_transfer_file: only with --teacher_checkpoint"),
+    ({"teacher_checkpoint": "TEACHER", "distill_transfer_file": "missing.txt"},
+     "--distill_transfer_file missing.txt does not exist"),
     ({"teacher_checkpoint": "TEACHER", "distill_temperature": 0.0},
      "--distill_temperature must be > 0"),
     ({"teacher_checkpoint": "TEACHER", "labels": "TEACHER'S, REVERSED"},
@@ -142,7 +165,7 @@ def test_bad_tagger_distillation_flags_are_named(teacher, conll_small, tmp_path,
     reversed_labels = (teacher / "label_list.txt").read_text().split()[::-1]
     flags = {k: {"TEACHER": str(teacher), "TEACHER'S, REVERSED": reversed_labels}.get(v, v)
              if isinstance(v, str) else v for k, v in flags.items()}
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises((ValueError, FileNotFoundError), match=message):
         opts = _options(config=BertConfig.from_preset("L-1_H-32_A-2", **TINY),
                         train_file=conll_small, output_dir=str(tmp_path / "out"),
                         do_train=True, **flags)
@@ -157,3 +180,28 @@ def test_a_classifier_run_is_refused_as_a_tagger_teacher(conll_small, tmp_path):
         {"task": "classifier", "options": {}}))
     with pytest.raises(ValueError, match="not a run_ner run"):
         read_tagger_teacher(str(folder), ["O"])
+
+
+def _windows(path):
+    """How many windows of 32 WordPieces (stride 64) run_ner cuts the sentences of `path` in."""
+    from bert_tf.data.ner import group_sentences, read_conll
+    tokenizer = FullTokenizer(str(minilm_dir() / "vocab.txt"), do_lower_case=True)
+    units = group_sentences(read_conll(path), "sentence")
+    return encode_units(units.words, tokenizer, max_seq_length=32, stride=64).num_windows
+
+
+def test_a_transfer_file_adds_windows_the_steps_count(teacher, conll_small, tmp_path):
+    """30 sentences without tags beside the tagged ones: an epoch counts the windows of both."""
+    blocks = open(shared_path("data/conll2003/eng.testa"), encoding="utf-8").read().split("\n\n")
+    sentences = [b for b in blocks if b.strip() and not b.startswith("-DOCSTART-")][:30]
+    words_only = tmp_path / "transfer.txt"
+    words_only.write_text("\n\n".join("\n".join(line.split(" ")[0] for line in b.splitlines())
+                                      for b in sentences) + "\n", encoding="utf-8")
+    opts = _options(config=BertConfig.from_preset("L-1_H-32_A-2", **TINY),
+                    train_file=conll_small, output_dir=str(tmp_path / "out"), do_train=True,
+                    teacher_checkpoint=str(teacher), distill_transfer_file=str(words_only),
+                    num_train_epochs=1)
+    result = run(opts, tf.distribute.get_strategy())
+    train, transfer = _windows(conll_small), _windows(str(words_only))
+    assert transfer >= 30
+    assert result["train"]["step"] == (train + transfer) // 8

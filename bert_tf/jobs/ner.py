@@ -60,6 +60,11 @@ class NerOptions(FileFinetuneOptions, ClassWeightOptions, TeacherOptions):
     labels: list = option(
         None, "The label list in the model's output order (default: from output_dir or the "
         "training file: O, then B-/I- of each type in sorted order).")
+    distill_transfer_file: str = option(
+        None, "--teacher_checkpoint: a CoNLL file of sentences without gold tags (words only; "
+        "a tag column is ignored) added to the training set (a transfer set): the teacher "
+        "tags them and the student learns its soft targets on them alone. Epochs and steps "
+        "count their windows.")
 
     serving_kind = "tagger"
 
@@ -67,7 +72,10 @@ class NerOptions(FileFinetuneOptions, ClassWeightOptions, TeacherOptions):
         from bert_tf.data.ner import CONTEXTS
         super().validate()
         self.validate_class_weights()
-        self.validate_teacher()
+        self.validate_teacher(("distill_temperature", "distill_alpha", "distill_transfer_file"))
+        if self.distill_transfer_file and not fileio.exists(self.distill_transfer_file):
+            raise FileNotFoundError(f"--distill_transfer_file {self.distill_transfer_file} "
+                                    f"does not exist")
         if self.doc_stride < 1:
             raise ValueError(f"--doc_stride must be >= 1, got {self.doc_stride}")
         if self.context not in CONTEXTS:
@@ -272,25 +280,43 @@ class NerTask(FinetuneTask):
         return NerData(self.opts, self.tokenizer, path, self.labels, require_labels, what)
 
     def training_data(self):
-        train = self._data(self.opts.train_file, True, "train")
+        opts = self.opts
+        train = self._data(opts.train_file, True, "train")
+        arrays = train.features.arrays
         if self.teacher is not None:
-            self.add_teacher_logits(train)
-        return TrainingData(train.dataset_fn(self.opts.train_batch_size, True, self.opts.seed),
-                            train.features.num_windows, "windows",
-                            label_ids=train.loss_label_ids)
+            arrays = self.student_arrays(train)
+        return TrainingData(arrays_dataset_fn(arrays, opts.train_batch_size, True, opts.seed),
+                            len(arrays["input_ids"]), "windows", label_ids=train.loss_label_ids)
 
-    def add_teacher_logits(self, train):
-        """The teacher's logits of each training word (computed here, once) as the windows'
-        `teacher_logits` feature; the random seed is set again afterwards, so that the
-        student starts as it would without the teacher."""
+    def student_arrays(self, train):
+        """The training windows with the teacher's logits of each word (computed here, once)
+        as their `teacher_logits` feature, followed by the --distill_transfer_file windows
+        (`label_weight` 0: no gold tags); the random seed is set again afterwards, so that
+        the student starts as it would without the teacher."""
         import keras
 
         from bert_tf.jobs.ner_distillation import teacher_word_logits, window_teacher_logits
-        words = teacher_word_logits(self.teacher, train.units.words, self.opts.eval_batch_size,
-                                    DEFAULT_STRIDE)
-        train.features.arrays["teacher_logits"] = window_teacher_logits(
-            train.features, words, len(self.labels))
+        parts = [train]
+        if self.opts.distill_transfer_file:
+            parts.append(self._data(self.opts.distill_transfer_file, False, "transfer"))
+        words = teacher_word_logits(self.teacher, [w for p in parts for w in p.units.words],
+                                    self.opts.eval_batch_size, DEFAULT_STRIDE)
+        for part in parts:
+            part.features.arrays["teacher_logits"] = window_teacher_logits(
+                part.features, words[:len(part.units.words)], len(self.labels))
+            words = words[len(part.units.words):]
         keras.utils.set_random_seed(self.opts.seed)
+        if len(parts) == 1:
+            return train.features.arrays
+        transfer = parts[1].features.arrays
+        arrays = {k: np.concatenate([train.features.arrays[k], transfer[k]])
+                  for k in train.features.arrays}
+        arrays["label_weight"] = np.concatenate([np.ones(train.features.num_windows, np.float32),
+                                                 np.zeros(len(transfer["input_ids"]), np.float32)])
+        logger.info("distillation: %d training windows and %d transfer windows (%s)",
+                    train.features.num_windows, len(transfer["input_ids"]),
+                    self.opts.distill_transfer_file)
+        return arrays
 
     def loss(self, training):
         weights = (class_weights(self.opts, training.label_ids, self.labels) if training

@@ -115,7 +115,9 @@ class DistillationObjective(ClassificationObjective):
 
 class TaggingDistillationObjective(TaggingObjective):
     """Token classification distilled (see the module docstring): (1 - alpha) * tagging loss +
-    alpha * soft loss, both means over the batch's labelled words."""
+    alpha * soft loss, means over the batch's words with a gold tag and over all its words.
+    Windows of a transfer set (--distill_transfer_file) have no gold tags: their
+    `label_weight` feature is 0, so the tagging loss and accuracy skip them."""
 
     loss_terms = ("tagging", "distillation")
     metric_names = ("accuracy", "label_loss", "distill_loss")
@@ -124,9 +126,19 @@ class TaggingDistillationObjective(TaggingObjective):
         super().__init__(class_weights)
         self.temperature, self.alpha = float(temperature), float(alpha)
 
+    @staticmethod
+    def _gold(features):
+        """`features` with label_weights [B, S] kept at words with a gold tag only."""
+        if "label_weight" not in features:
+            return features
+        gold = (tf.cast(features["label_weights"], tf.float32)
+                * tf.cast(features["label_weight"], tf.float32)[:, None])
+        return dict(features, label_weights=gold)
+
     def denominators(self, features):
         words = tf.reduce_sum(tf.cast(features["label_weights"], tf.float32))
-        return dict(super().denominators(features), distillation=tf.maximum(words, 1.0))
+        return dict(super().denominators(self._gold(features)),
+                    distillation=tf.maximum(words, 1.0))
 
     def _soft_sum(self, outputs, features):
         soft = soft_loss(outputs["logits"], features["teacher_logits"], self.temperature,
@@ -134,13 +146,15 @@ class TaggingDistillationObjective(TaggingObjective):
         return tf.reduce_sum(tf.cast(features["label_weights"], tf.float32) * soft)
 
     def numerators(self, outputs, features):
-        hard = super().numerators(outputs, features)["tagging"]
+        hard = super().numerators(outputs, self._gold(features))["tagging"]
         return {"tagging": (1.0 - self.alpha) * hard,
                 "distillation": self.alpha * self._soft_sum(outputs, features)}
 
     def metrics(self, outputs, features):
-        weights = tf.cast(features["label_weights"], tf.float32)
-        words = tf.reduce_sum(weights)
-        return dict(super().metrics(outputs, features),
-                    label_loss=(tf.reduce_sum(weights * self._xent(outputs, features)), words),
+        gold = self._gold(features)
+        weights = tf.cast(gold["label_weights"], tf.float32)
+        words = tf.reduce_sum(tf.cast(features["label_weights"], tf.float32))
+        return dict(super().metrics(outputs, gold),
+                    label_loss=(tf.reduce_sum(weights * self._xent(outputs, features)),
+                                tf.reduce_sum(weights)),
                     distill_loss=(self._soft_sum(outputs, features), words))
