@@ -38,10 +38,10 @@ from runlog import append_row, commit, minilm, read_rows, run_job, sweep_main  #
 
 RESULTS = os.path.join(REPO, "quality", "results", "ner_distillation.jsonl")
 RECIPE = ["--do_train", "--do_eval", "--max_seq_length=128", "--train_batch_size=16",
-          "--eval_batch_size=32", "--learning_rate=1e-4", "--num_train_epochs=3",
-          "--optimizer=adamw_torch", "--iterations_per_loop=20",
+          "--eval_batch_size=32", "--learning_rate=1e-4", "--optimizer=adamw_torch", "--iterations_per_loop=20",
           "--save_checkpoints_steps=100000"]
 TEACHER_SEED = 42
+EPOCHS = 3
 VARIANTS = ("alone", "distilled")
 
 
@@ -50,6 +50,8 @@ def settings(variant, args):
     values = {"train_sentences": args.train_sentences}
     if variant != "teacher":
         values["student_layers"] = args.student_layers
+        if args.epochs != EPOCHS:         # (absent from rows of runs at the recipe's 3)
+            values["epochs"] = args.epochs
     if variant == "distilled":
         values.update(temperature=args.temperature, alpha=args.alpha)
         if args.transfer:                 # (absent from rows of runs without a transfer set)
@@ -113,7 +115,8 @@ def run(args):
             continue
         shutil.rmtree(out, ignore_errors=True)
         flags = RECIPE + variant_flags(variant, teacher_dir, args) + [
-            f"--train_file={train}", f"--eval_file={dev}", f"--seed={seed}"]
+            f"--train_file={train}", f"--eval_file={dev}", f"--seed={seed}",
+            f"--num_train_epochs={values.get('epochs', EPOCHS):g}"]
         metrics, seconds = run_job("run_ner.py", out, flags, f"{variant} seed {seed}")
         append_row(args.results, {"commit": head, "variant": variant, "seed": seed,
                                   "settings": values, "flags": flags, "eval": metrics,
@@ -146,6 +149,8 @@ def main():
     parser.add_argument("--student_layers", default="0,2,4")
     parser.add_argument("--temperature", type=float, default=2.0)
     parser.add_argument("--alpha", type=float, default=0.5)
+    parser.add_argument("--epochs", type=float, default=EPOCHS,
+                        help="the students' epochs (the teacher's stay 3)")
     parser.add_argument("--transfer", type=int, default=0,
                         help="distilled: this many untagged sentences of eng.train as a "
                              "transfer set")
