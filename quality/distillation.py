@@ -53,7 +53,8 @@ import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [REPO, os.path.join(REPO, "quality")]
-from runlog import append_row, commit, minilm, read_rows, run_classifier, sweep_main  # noqa: E402
+from runlog import append_row, commit, minilm, read_rows, run_classifier, sweep_main, \
+    teacher_flags  # noqa: E402
 
 RESULTS = os.path.join(REPO, "quality", "results", "distillation.jsonl")
 GLUE = os.path.join(REPO, "..", "shared", "data", "glue")
@@ -154,9 +155,7 @@ def variant_flags(variant, teacher_dir, args, task):
                f"--vocab_file={os.path.join(minilm(), 'vocab.txt')}"]
     if variant == "alone":
         return student
-    return student + [f"--teacher_checkpoint={teacher_dir}",
-                      f"--distill_temperature={args.temperature:g}",
-                      f"--distill_alpha={args.alpha:g}"] + (
+    return student + teacher_flags(teacher_dir, args.temperature, args.alpha) + (
         [f"--distill_augment={args.augment}", f"--distill_augment_drop={args.augment_drop:g}"]
         if args.augment else []) + (
         [f"--distill_hidden_weight={args.hidden_weight:g}"] if args.hidden_weight else []) + (

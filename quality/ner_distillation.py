@@ -34,7 +34,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [REPO, os.path.join(REPO, "quality"), os.path.join(REPO, "tests")]
 from helpers import shared_path  # noqa: E402
 from ner_quality import head_sentences  # noqa: E402
-from runlog import append_row, commit, minilm, read_rows, run_job, sweep_main  # noqa: E402
+from runlog import append_row, commit, minilm, read_rows, run_job, sweep_main, \
+    teacher_flags  # noqa: E402
 
 RESULTS = os.path.join(REPO, "quality", "results", "ner_distillation.jsonl")
 RECIPE = ["--do_train", "--do_eval", "--max_seq_length=128", "--train_batch_size=16",
@@ -66,9 +67,7 @@ def variant_flags(variant, teacher_dir, args):
                f"--vocab_file={os.path.join(minilm(), 'vocab.txt')}"]
     if variant == "alone":
         return student
-    return student + [f"--teacher_checkpoint={teacher_dir}",
-                      f"--distill_temperature={args.temperature:g}",
-                      f"--distill_alpha={args.alpha:g}"] + (
+    return student + teacher_flags(teacher_dir, args.temperature, args.alpha) + (
         [f"--distill_transfer_file={transfer_file(args)}"] if args.transfer else [])
 
 

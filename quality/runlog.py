@@ -61,6 +61,12 @@ def run_job(runner, output_dir, flags, what):
     return values, round(time.time() - started, 1)
 
 
+def teacher_flags(teacher_dir, temperature, alpha):
+    """The runner flags that make a run the student of `teacher_dir`."""
+    return [f"--teacher_checkpoint={teacher_dir}", f"--distill_temperature={temperature:g}",
+            f"--distill_alpha={alpha:g}"]
+
+
 def sweep_main(parser, run, summarize, results, work_dir, table, commit_help):
     """The end of a sweep script's main(): adds --work_dir, --results, --summarize (print the
     `table` of --results) and --commit (`commit_help`) to `parser`, then runs summarize(args)
