@@ -39,8 +39,8 @@ from runlog import append_row, commit, minilm, read_rows, run_job, sweep_main, \
 
 RESULTS = os.path.join(REPO, "quality", "results", "ner_distillation.jsonl")
 RECIPE = ["--do_train", "--do_eval", "--max_seq_length=128", "--train_batch_size=16",
-          "--eval_batch_size=32", "--learning_rate=1e-4", "--optimizer=adamw_torch", "--iterations_per_loop=20",
-          "--save_checkpoints_steps=100000"]
+          "--eval_batch_size=32", "--learning_rate=1e-4", "--optimizer=adamw_torch",
+          "--iterations_per_loop=20", "--save_checkpoints_steps=100000"]
 TEACHER_SEED = 42
 EPOCHS = 3
 VARIANTS = ("alone", "distilled")

@@ -39,8 +39,8 @@ from bert_tf.options import non_defaults, option
 
 logger = logging.getLogger("bert_tf")
 
-_TEACHER_SETTINGS = ("distill_temperature", "distill_alpha")
-_DISTILL_SETTINGS = _TEACHER_SETTINGS + (
+TEACHER_SETTINGS = ("distill_temperature", "distill_alpha")
+_DISTILL_SETTINGS = TEACHER_SETTINGS + (
     "distill_hidden_weight", "distill_augment", "distill_augment_drop", "distill_neighbours",
     "distill_neighbour_rate", "distill_transfer_file")
 
@@ -79,7 +79,7 @@ class TeacherOptions:
         else:
             self.student_layers = None
 
-    def validate_teacher(self, settings=_TEACHER_SETTINGS):
+    def validate_teacher(self, settings=TEACHER_SETTINGS):
         """The shared flags' values; `settings`: the distillation flags that need
         --teacher_checkpoint. Raises ValueError naming the flags."""
         if not self.teacher_checkpoint:
@@ -160,10 +160,14 @@ class DistillationOptions(TeacherOptions):
         if not 0.0 < self.distill_neighbour_rate <= 1.0:
             raise ValueError(f"--distill_neighbour_rate must be in (0, 1], got "
                              f"{self.distill_neighbour_rate}")
-        from bert_tf import fileio
-        if self.distill_transfer_file and not fileio.exists(self.distill_transfer_file):
-            raise FileNotFoundError(f"--distill_transfer_file {self.distill_transfer_file} "
-                                    f"does not exist")
+        check_transfer_file(self.distill_transfer_file)
+
+
+def check_transfer_file(path):
+    """--distill_transfer_file, when given, must exist (checked before any training)."""
+    from bert_tf import fileio
+    if path and not fileio.exists(path):
+        raise FileNotFoundError(f"--distill_transfer_file {path} does not exist")
 
 
 def parse_student_layers(values, num_layers):

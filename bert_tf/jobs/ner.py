@@ -7,7 +7,8 @@ linear warm-up over warmup_proportion of them, AdamW.
 
 --class_weights weights each word's loss by its gold label (bert_tf.training.class_weights);
 --teacher_checkpoint distils a fine-tuned run_ner run into this one, word by word
-(bert_tf.jobs.ner_distillation; --student_layers picks the student's layers). NerTask is its task object for bert_tf.jobs.driver.run_task, which runs every stage:
+(bert_tf.jobs.ner_distillation; --student_layers picks the student's layers). NerTask is its
+task object for bert_tf.jobs.driver.run_task, which runs every stage:
 --eval_every_steps evaluates on --eval_file during training and keeps the best weights (entity
 f1 by default) in output_dir/best/.
 
@@ -28,7 +29,7 @@ from bert_tf import fileio
 from bert_tf.jobs.checks import load_tokenizer
 from bert_tf.jobs.results import save_label_list
 from bert_tf.training.setup import arrays_dataset_fn
-from bert_tf.jobs.distillation import TeacherOptions
+from bert_tf.jobs.distillation import TEACHER_SETTINGS, TeacherOptions, check_transfer_file
 from bert_tf.jobs.driver import Evaluation, FinetuneTask, TrainingData, run_task
 from bert_tf.jobs.finetune import FileFinetuneOptions, log_softmax
 from bert_tf.options import option
@@ -72,10 +73,8 @@ class NerOptions(FileFinetuneOptions, ClassWeightOptions, TeacherOptions):
         from bert_tf.data.ner import CONTEXTS
         super().validate()
         self.validate_class_weights()
-        self.validate_teacher(("distill_temperature", "distill_alpha", "distill_transfer_file"))
-        if self.distill_transfer_file and not fileio.exists(self.distill_transfer_file):
-            raise FileNotFoundError(f"--distill_transfer_file {self.distill_transfer_file} "
-                                    f"does not exist")
+        self.validate_teacher(TEACHER_SETTINGS + ("distill_transfer_file",))
+        check_transfer_file(self.distill_transfer_file)
         if self.doc_stride < 1:
             raise ValueError(f"--doc_stride must be >= 1, got {self.doc_stride}")
         if self.context not in CONTEXTS:
