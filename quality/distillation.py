@@ -140,13 +140,11 @@ def transfer_file(kind, task, work_dir):
     if copies:
         replace = neighbour_replacer(seed=0)
         pairs += [(replace(a), replace(b)) for _ in range(copies) for a, b in train]
-    if "test" in parts:
-        test = pairs_clear_of_dev(os.path.join(GLUE, "MRPC", "test.tsv"), 3, 4)
-        pairs += test + ([(b, a) for a, b in test] if "swap" in parts else [])
-    if "cross" in parts:
-        cross = cross_pairs(train + pairs_clear_of_dev(
-            os.path.join(GLUE, "MRPC", "test.tsv"), 3, 4), held_out)
-        pairs += cross + ([(b, a) for a, b in cross] if "swap" in parts else [])
+    test = pairs_clear_of_dev(os.path.join(GLUE, "MRPC", "test.tsv"), 3, 4)
+    extras = ([test] if "test" in parts else []) + (
+        [cross_pairs(train + test, held_out)] if "cross" in parts else [])
+    for extra in extras:
+        pairs += extra + ([(b, a) for a, b in extra] if "swap" in parts else [])
     os.makedirs(work_dir, exist_ok=True)
     temporary = f"{path}.{os.getpid()}.tmp"           # sweeps may start side by side
     with open(temporary, "w", encoding="utf-8") as f:
