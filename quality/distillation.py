@@ -44,7 +44,8 @@ a user serving the model would have. Their labels are never read (GLUE does not 
 A part cross adds new pairs of those sentences (MRPC's training and test pairs', none of the
 dev set's): each with its most similar sentence of another pair (cosine over tf-idf word sets
 of at least 0.3; with swap, in both orders), so pairs about one news event that MRPC did not
-pair (cross_pairs).
+pair (bert_tf.data.cross_pairs). --cross is the runner's route to such pairs:
+--distill_cross_pairs, which crosses the training pairs' sentences alone.
 """
 
 import argparse
@@ -60,6 +61,8 @@ sys.path[:0] = [REPO, os.path.join(REPO, "quality")]
 from runlog import append_row, commit, minilm, read_rows, run_classifier, sweep_main, \
     teacher_flags  # noqa: E402
 
+from bert_tf.data.cross_pairs import cross_pairs, sentence_key  # noqa: E402
+
 RESULTS = os.path.join(REPO, "quality", "results", "distillation.jsonl")
 GLUE = os.path.join(REPO, "..", "shared", "data", "glue")
 RECIPE = ["--do_train", "--do_eval", "--do_lower_case=true",
@@ -72,10 +75,6 @@ TEACHER_SEED = 42
 VARIANTS = ("distilled", "alone")
 STUDENT_LAYERS = "0,2,4"
 SEQ = 128
-
-
-def _sentence_key(text):
-    return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
 def _tsv_rows(path):
@@ -123,13 +122,13 @@ def transfer_file(kind, task, work_dir):
         return path
     if task != "mrpc":
         raise SystemExit(f"--transfer: built for MRPC's sentence pairs, not {task}")
-    held_out = {_sentence_key(row[c]) for row in _tsv_rows(os.path.join(GLUE, "MRPC", "dev.tsv"))
+    held_out = {sentence_key(row[c]) for row in _tsv_rows(os.path.join(GLUE, "MRPC", "dev.tsv"))
                 for c in (3, 4)}
 
     def pairs_clear_of_dev(path, a, b):
         """Columns a, b of the rows of `path` where neither sentence is in the dev set."""
         return [(row[a], row[b]) for row in _tsv_rows(path)
-                if not {_sentence_key(row[a]), _sentence_key(row[b])} & held_out]
+                if not {sentence_key(row[a]), sentence_key(row[b])} & held_out]
 
     pairs = pairs_clear_of_dev(os.path.join(GLUE, "STS-B", "train.tsv"), 7, 8)
     train = [(row[3], row[4]) for row in _tsv_rows(os.path.join(GLUE, "MRPC", "train.tsv"))]
@@ -142,7 +141,7 @@ def transfer_file(kind, task, work_dir):
         pairs += [(replace(a), replace(b)) for _ in range(copies) for a, b in train]
     test = pairs_clear_of_dev(os.path.join(GLUE, "MRPC", "test.tsv"), 3, 4)
     extras = ([test] if "test" in parts else []) + (
-        [cross_pairs(train + test, held_out)] if "cross" in parts else [])
+        [cross_pairs(train + test, CROSS_SIMILARITY, held_out)] if "cross" in parts else [])
     for extra in extras:
         pairs += extra + ([(b, a) for a, b in extra] if "swap" in parts else [])
     os.makedirs(work_dir, exist_ok=True)
@@ -152,44 +151,6 @@ def transfer_file(kind, task, work_dir):
     os.replace(temporary, path)
     print(f"transfer set ({kind}): {len(pairs)} pairs in {path}", flush=True)
     return path
-
-
-def cross_pairs(pairs, held_out):
-    """New pairs of the sentences of `pairs`: each sentence (not in `held_out`) with the most
-    similar sentence of another pair, where their cosine over tf-idf word sets is at least
-    CROSS_SIMILARITY; each pair once, in first-seen order. MRPC drew its pairs from clusters
-    of news stories, so such pairs are in-domain and often about the same event: the near
-    misses and near paraphrases the teacher's labels are least obvious on."""
-    import numpy as np
-    sentences, owners = {}, {}
-    for i, pair in enumerate(pairs):
-        for text in pair:
-            k = _sentence_key(text)
-            if k not in held_out:
-                sentences.setdefault(k, text)
-                owners.setdefault(k, set()).add(i)
-    keys = list(sentences)
-    words = [set(re.findall(r"[a-z0-9]+", sentences[k].lower())) for k in keys]
-    frequency = collections.Counter(w for ws in words for w in ws)
-    column = {w: j for j, w in enumerate(frequency)}
-    weights = np.zeros((len(keys), len(column)), np.float32)
-    for i, ws in enumerate(words):
-        for w in ws:
-            weights[i, column[w]] = np.log(len(keys) / frequency[w])
-    weights /= np.maximum(np.linalg.norm(weights, axis=1, keepdims=True), 1e-9)
-    found, seen = [], set()
-    for start in range(0, len(keys), 1024):
-        similarity = weights[start:start + 1024] @ weights.T
-        for row, i in enumerate(range(start, min(start + 1024, len(keys)))):
-            similarity[row, i] = 0
-            near = np.flatnonzero(similarity[row] >= CROSS_SIMILARITY)
-            for j in near[np.argsort(-similarity[row, near], kind="stable")]:
-                if not owners[keys[i]] & owners[keys[j]]:      # the closest of another pair
-                    if frozenset((i, j)) not in seen:
-                        seen.add(frozenset((i, j)))
-                        found.append((sentences[keys[i]], sentences[keys[j]]))
-                    break
-    return found
 
 
 def variant_flags(variant, teacher_dir, args, task):
@@ -205,6 +166,7 @@ def variant_flags(variant, teacher_dir, args, task):
         if args.augment else []) + (
         [f"--distill_hidden_weight={args.hidden_weight:g}"] if args.hidden_weight else []) + (
         [f"--distill_neighbours={args.neighbours}"] if args.neighbours else []) + (
+        ["--distill_cross_pairs"] if args.cross else []) + (
         [f"--distill_transfer_file={transfer_file(args.transfer, task, args.work_dir)}"]
         if args.transfer else [])
 
@@ -226,13 +188,16 @@ def settings(variant, args):
             values["transfer"] = args.transfer
         if args.neighbours:               # (absent from rows of runs without the flag)
             values["neighbours"] = args.neighbours
+        if args.cross:                    # (absent from rows of runs without the flag)
+            values["cross"] = True
     return values
 
 
 def row_settings(row, args):
     defaults = argparse.Namespace(num_train_epochs=TEACHER_EPOCHS, student_layers=STUDENT_LAYERS,
                                   temperature=2.0, alpha=0.5, augment=0, max_seq_length=SEQ,
-                                  hidden_weight=0.0, transfer=None, neighbours=0)
+                                  hidden_weight=0.0, transfer=None, neighbours=0,
+                                  cross=False)
     return row.get("settings") or settings(row["variant"], defaults)
 
 
@@ -361,6 +326,10 @@ def main():
                         help="distilled students: --distill_neighbours (copies per example; "
                         "the library's route to the transfer kind's nbrN, with the teacher's "
                         "word-embedding table)")
+    parser.add_argument("--cross", action="store_true",
+                        help="distilled students: --distill_cross_pairs (new pairs of the "
+                        "training pairs' sentences; the library's route to the transfer "
+                        "kind's cross, without the test pairs' sentences)")
     parser.add_argument("--num_train_epochs", type=float, default=TEACHER_EPOCHS,
                         help="the students' epochs (the teacher's stay 3)")
     sweep_main(parser, run, summarize, RESULTS, "/tmp/bert_tf_quality/distillation",

@@ -322,7 +322,8 @@ def test_neighbour_copies_follow_the_labelled_examples_unlabelled(teacher):
     examples = [InputExample("train-0", "the company reported strong profits", "profits rose",
                              "1"), InputExample("train-1", "shares fell sharply", None, "0")]
     opts = SimpleNamespace(distill_augment=1, distill_augment_drop=0.1, distill_neighbours=2,
-                           distill_neighbour_rate=1.0, distill_transfer_file=None, seed=1)
+                           distill_neighbour_rate=1.0, distill_cross_pairs=False,
+                           distill_transfer_file=None, seed=1)
     found = read_teacher(str(teacher), ["0", "1"], False, "MRPC")
     got, labelled = student_examples(examples, opts, found, "0")
     assert labelled == 4 and [e.guid for e in got[4:]] == [
@@ -337,6 +338,37 @@ def test_neighbour_copies_follow_the_labelled_examples_unlabelled(teacher):
                 assert (new == old) == (len(old) < 4) and new in vocab
 
 
+def _cross_options(**flags):
+    from types import SimpleNamespace
+    return SimpleNamespace(**dict(dict(
+        distill_augment=1, distill_augment_drop=0.1, distill_neighbours=0,
+        distill_cross_pairs=True, distill_cross_similarity=0.3, distill_transfer_file=None,
+        seed=1), **flags))
+
+
+def test_cross_pairs_follow_the_copies_unlabelled_in_both_orders():
+    """--distill_cross_pairs pairs a training sentence with its nearest sentence of another
+    training pair (not its own partner), after the labelled examples, with no gold label."""
+    from bert_tf.data.classification.examples import InputExample
+    from bert_tf.jobs.distillation import student_examples
+    examples = [InputExample("train-0", "shares of the bank fell", "the bank lost", "1"),
+                InputExample("train-1", "the bank's shares fell", "it rained", "0")]
+    got, labelled = student_examples(examples, _cross_options(), None, "0")
+    assert labelled == 4
+    assert [(e.guid, e.text_a, e.text_b, e.label) for e in got[4:]] == [
+        ("cross-0", "shares of the bank fell", "the bank's shares fell", "0"),
+        ("cross-0-swapped", "the bank's shares fell", "shares of the bank fell", "0")]
+
+
+def test_cross_pairs_need_a_sentence_pair_task():
+    from bert_tf.data.classification.examples import InputExample
+    from bert_tf.jobs.distillation import student_examples
+    with pytest.raises(ValueError, match="--distill_cross_pairs pairs the sentences of a "
+                                         "sentence-pair task"):
+        student_examples([InputExample("train-0", "a film", None, "1")], _cross_options(),
+                         None, "0")
+
+
 @pytest.mark.parametrize("flags, message", [
     (dict(distill_augment=1), "only with --teacher_checkpoint"),
     (dict(distill_augment=-1, teacher="yes"), "--distill_augment must be >= 0"),
@@ -346,6 +378,9 @@ def test_neighbour_copies_follow_the_labelled_examples_unlabelled(teacher):
     (dict(distill_neighbours=-1, teacher="yes"), "--distill_neighbours must be >= 0"),
     (dict(distill_neighbours=1, distill_neighbour_rate=0.0, teacher="yes"),
      r"--distill_neighbour_rate must be in \(0, 1\]"),
+    (dict(distill_cross_pairs=True), "only with --teacher_checkpoint"),
+    (dict(distill_cross_pairs=True, distill_cross_similarity=1.5, teacher="yes"),
+     r"--distill_cross_similarity must be in \(0, 1\]"),
 ])
 def test_bad_augmentation_flags_are_named(teacher, mrpc_small, tmp_path, flags, message):
     if flags.pop("teacher", None):

@@ -24,7 +24,9 @@ by the teacher's soft targets like the originals (the transfer set of Tang et al
 TinyBERT, by word dropout). --distill_neighbours adds copies with words replaced by their
 neighbours in the teacher's word-embedding table (TinyBERT's augmentation); a replacement can
 change what a text means, so these copies are unlabelled: the teacher's soft targets alone.
---distill_transfer_file adds unlabelled texts of the user's (a transfer set, Hinton et al.
+--distill_cross_pairs (sentence-pair tasks) adds new pairs of the training set's own
+sentences, each with its most similar sentence of another pair (bert_tf.data.cross_pairs),
+unlabelled too. --distill_transfer_file adds unlabelled texts of the user's (a transfer set, Hinton et al.
 2015). The gold-label loss skips unlabelled examples (their `label_weight` feature is 0).
 """
 
@@ -42,7 +44,8 @@ logger = logging.getLogger("bert_tf")
 TEACHER_SETTINGS = ("distill_temperature", "distill_alpha")
 _DISTILL_SETTINGS = TEACHER_SETTINGS + (
     "distill_hidden_weight", "distill_augment", "distill_augment_drop", "distill_neighbours",
-    "distill_neighbour_rate", "distill_transfer_file")
+    "distill_neighbour_rate", "distill_cross_pairs", "distill_cross_similarity",
+    "distill_transfer_file")
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -127,6 +130,16 @@ class DistillationOptions(TeacherOptions):
         "steps count them.")
     distill_neighbour_rate: float = option(
         0.3, "--distill_neighbours: the chance of each eligible word to be replaced in a copy.")
+    distill_cross_pairs: bool = option(
+        False, "--teacher_checkpoint, sentence-pair tasks: add new pairs made of the training "
+        "set's sentences, each sentence with its most similar sentence of another training "
+        "pair (cosine of tf-idf weighted words of at least --distill_cross_similarity), in "
+        "both orders. Pair tasks are often drawn from clusters of texts about one event (MRPC: "
+        "news stories), so these are in-domain near paraphrases and near misses. Unlabelled: "
+        "the student learns the teacher's soft targets on them alone. Epochs and steps count "
+        "them.")
+    distill_cross_similarity: float = option(
+        0.3, "--distill_cross_pairs: the least similarity (0-1] of a new pair's sentences.")
     distill_transfer_file: str = option(
         None, "--teacher_checkpoint: unlabelled texts to add to the training set (a transfer "
         "set), one example a line: text_a, or text_a<TAB>text_b for sentence-pair tasks; "
@@ -160,6 +173,9 @@ class DistillationOptions(TeacherOptions):
         if not 0.0 < self.distill_neighbour_rate <= 1.0:
             raise ValueError(f"--distill_neighbour_rate must be in (0, 1], got "
                              f"{self.distill_neighbour_rate}")
+        if not 0.0 < self.distill_cross_similarity <= 1.0:
+            raise ValueError(f"--distill_cross_similarity must be in (0, 1], got "
+                             f"{self.distill_cross_similarity}")
         check_transfer_file(self.distill_transfer_file)
 
 
@@ -220,8 +236,8 @@ def hidden_matching(teacher, config):
 def student_examples(examples, opts, teacher, placeholder):
     """(the student's training examples, how many of them lead with gold labels): the task's
     `examples`, their --distill_augment copies (labelled), then unlabelled ones, each with the
-    `placeholder` label: --distill_neighbours copies of `examples` and the texts of
-    --distill_transfer_file."""
+    `placeholder` label: --distill_neighbours copies of `examples`, --distill_cross_pairs
+    pairs of their sentences and the texts of --distill_transfer_file."""
     original = len(examples)
     if opts.distill_augment:
         examples = augmented_examples(examples, opts.distill_augment, opts.distill_augment_drop,
@@ -238,6 +254,13 @@ def student_examples(examples, opts, teacher, placeholder):
                     "neighbours (--distill_neighbours=%d, --distill_neighbour_rate=%g)",
                     len(examples) - labelled, opts.distill_neighbours,
                     opts.distill_neighbour_rate)
+    if opts.distill_cross_pairs:
+        before = len(examples)
+        examples = list(examples) + crossed_examples(
+            examples[:original], opts.distill_cross_similarity, placeholder)
+        logger.info("distillation: %d unlabelled pairs of the training set's sentences, in "
+                    "both orders (--distill_cross_pairs, --distill_cross_similarity=%g)",
+                    len(examples) - before, opts.distill_cross_similarity)
     if opts.distill_transfer_file:
         before = len(examples)
         examples = list(examples) + transfer_examples(
@@ -276,6 +299,21 @@ def neighbour_examples(examples, copies, replace, label):
                                 text_b=None if e.text_b is None else replace(e.text_b),
                                 label=label)
             for k in range(1, copies + 1) for e in examples]
+
+
+def crossed_examples(examples, min_similarity, label):
+    """Unlabelled examples (the placeholder `label`) of new pairs of the sentences of
+    `examples` (bert_tf.data.cross_pairs), each pair in both orders: guids "cross-<k>" and
+    "cross-<k>-swapped". Raises ValueError for a single-sentence task."""
+    from bert_tf.data.classification.examples import InputExample
+    from bert_tf.data.cross_pairs import cross_pairs
+    if any(e.text_b is None for e in examples):
+        raise ValueError("--distill_cross_pairs pairs the sentences of a sentence-pair task; "
+                         "this task's examples are single texts (no text_b)")
+    found = cross_pairs([(e.text_a, e.text_b) for e in examples], min_similarity)
+    return [example for k, (a, b) in enumerate(found) for example in (
+        InputExample(f"cross-{k}", a, b, label),
+        InputExample(f"cross-{k}-swapped", b, a, label))]
 
 
 def teacher_replacer(teacher, probability, seed):
