@@ -45,7 +45,10 @@ A part cross adds new pairs of those sentences (MRPC's training and test pairs',
 dev set's): each with its most similar sentence of another pair (cosine over tf-idf word sets
 of at least 0.3; with swap, in both orders), so pairs about one news event that MRPC did not
 pair (bert_tf.data.cross_pairs). --cross is the runner's route to such pairs:
---distill_cross_pairs, which crosses the training pairs' sentences alone.
+--distill_cross_pairs, which crosses the training pairs' sentences alone. For SST-2,
+--transfer test is the 1,821 unlabelled sentences of its test set, less those also in its dev
+set (none are): whole sentences like the dev set's, where the training set is mostly
+phrases. MRPC kinds without stsb (test, swap+test, ...) leave STS-B out.
 """
 
 import argparse
@@ -83,18 +86,22 @@ def _tsv_rows(path):
 
 
 TRANSFER_PARTS = re.compile(r"stsb|swap|nbr[1-9]|test|cross")
+TRANSFER_ORDER = ["stsb", "swap", "nbr", "test", "cross"]
 CROSS_SIMILARITY = 0.3
 REPLACE_PROBABILITY = 0.3
 NEIGHBOURS = 8
 
 
 def _transfer_kind(text):
-    """argparse type of --transfer: '+'-joined parts, stsb first (stsb, swap, nbrN, test)."""
+    """argparse type of --transfer: '+'-joined parts in the order stsb, swap, nbrN, test,
+    cross (MRPC), or test alone (SST-2 too)."""
     parts = text.split("+")
-    if parts[0] != "stsb" or not all(TRANSFER_PARTS.fullmatch(p) for p in parts) \
-            or len(set(parts)) != len(parts):
+    order = [TRANSFER_ORDER.index(p[:3] if p.startswith("nbr") else p)
+             if TRANSFER_PARTS.fullmatch(p) else -1 for p in parts]
+    if -1 in order or order != sorted(set(order)):
         raise argparse.ArgumentTypeError(
-            f"{text!r}: stsb, then any of +swap, +nbrN (N 1-9), +test, +cross")
+            f"{text!r}: any of stsb, swap, nbrN (N 1-9), test, cross, in that order, "
+            f"'+'-joined (SST-2: test)")
     return text
 
 
@@ -120,8 +127,13 @@ def transfer_file(kind, task, work_dir):
     path = os.path.join(work_dir, f"transfer_{kind.replace('+', '_')}_for_{task}.tsv")
     if os.path.exists(path):
         return path
+    parts = kind.split("+")
+    if task == "sst2":
+        if parts != ["test"]:
+            raise SystemExit(f"--transfer {kind}: SST-2 has one transfer part, test")
+        return _write_transfer(path, kind, sst2_test_sentences())
     if task != "mrpc":
-        raise SystemExit(f"--transfer: built for MRPC's sentence pairs, not {task}")
+        raise SystemExit(f"--transfer: built for MRPC and SST-2, not {task}")
     held_out = {sentence_key(row[c]) for row in _tsv_rows(os.path.join(GLUE, "MRPC", "dev.tsv"))
                 for c in (3, 4)}
 
@@ -130,9 +142,9 @@ def transfer_file(kind, task, work_dir):
         return [(row[a], row[b]) for row in _tsv_rows(path)
                 if not {sentence_key(row[a]), sentence_key(row[b])} & held_out]
 
-    pairs = pairs_clear_of_dev(os.path.join(GLUE, "STS-B", "train.tsv"), 7, 8)
+    pairs = pairs_clear_of_dev(os.path.join(GLUE, "STS-B", "train.tsv"), 7, 8) \
+        if "stsb" in parts else []
     train = [(row[3], row[4]) for row in _tsv_rows(os.path.join(GLUE, "MRPC", "train.tsv"))]
-    parts = kind.split("+")
     if "swap" in parts:
         pairs += [(b, a) for a, b in train]
     copies = sum(int(p[3:]) for p in parts if p.startswith("nbr"))
@@ -144,12 +156,25 @@ def transfer_file(kind, task, work_dir):
         [cross_pairs(train + test, CROSS_SIMILARITY, held_out)] if "cross" in parts else [])
     for extra in extras:
         pairs += extra + ([(b, a) for a, b in extra] if "swap" in parts else [])
-    os.makedirs(work_dir, exist_ok=True)
+    return _write_transfer(path, kind, [f"{a}\t{b}" for a, b in pairs])
+
+
+def sst2_test_sentences():
+    """SST-2's unlabelled test sentences, less those also in its dev set."""
+    held_out = {sentence_key(row[0]) for row in _tsv_rows(os.path.join(GLUE, "SST-2",
+                                                                         "dev.tsv"))}
+    return [row[1] for row in _tsv_rows(os.path.join(GLUE, "SST-2", "test.tsv"))
+            if sentence_key(row[1]) not in held_out]
+
+
+def _write_transfer(path, kind, lines):
+    """`lines` to `path`, one a line, atomically; returns `path`."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     temporary = f"{path}.{os.getpid()}.tmp"           # sweeps may start side by side
     with open(temporary, "w", encoding="utf-8") as f:
-        f.writelines(f"{a}\t{b}\n" for a, b in pairs)
+        f.writelines(f"{line}\n" for line in lines)
     os.replace(temporary, path)
-    print(f"transfer set ({kind}): {len(pairs)} pairs in {path}", flush=True)
+    print(f"transfer set ({kind}): {len(lines)} examples in {path}", flush=True)
     return path
 
 
@@ -264,6 +289,8 @@ def describe(variant, values):
             text += f", transfer set {values['transfer']}"
         if values.get("neighbours"):
             text += f", {values['neighbours']} neighbour copies (teacher's table)"
+        if values.get("cross"):
+            text += ", cross pairs of the training sentences"
     return text
 
 
