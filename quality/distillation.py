@@ -45,7 +45,8 @@ A part cross adds new pairs of those sentences (MRPC's training and test pairs',
 dev set's): each with its most similar sentence of another pair (cosine over tf-idf word sets
 of at least 0.3; with swap, in both orders), so pairs about one news event that MRPC did not
 pair (bert_tf.data.cross_pairs). --cross is the runner's route to such pairs:
---distill_cross_pairs, which crosses the training pairs' sentences alone. For SST-2,
+--distill_cross_pairs, which crosses the training pairs' sentences alone (dev sentences among
+them take part, but no dev pair is made). For SST-2,
 --transfer test is the 1,821 unlabelled sentences of its test set, less those also in its dev
 set (none are): whole sentences like the dev set's, where the training set is mostly
 phrases. MRPC kinds without stsb (test, swap+test, ...) leave STS-B out.
@@ -118,22 +119,19 @@ def neighbour_replacer(seed):
 
 
 def transfer_file(kind, task, work_dir):
-    """The --transfer `kind` file for `task` (a pair task): STS-B's training pairs (sentence1,
-    sentence2) without those sharing a sentence with the task's dev set; with +swap, then the
-    task's training pairs in swapped order (text_b, text_a); with +nbrN, then N copies of the
-    task's training pairs with words replaced by embedding neighbours (seed 0); with +test,
-    then the pairs of the task's unlabelled test set without those sharing a sentence with
-    the dev set (and, with +swap, them too in swapped order). Written once, atomically."""
+    """The --transfer `kind` file for `task`, written once, atomically. MRPC: with stsb,
+    STS-B's training pairs (sentence1, sentence2) less those sharing a sentence with MRPC's
+    dev set; with swap, MRPC's training pairs in swapped order (text_b, text_a); with nbrN, N
+    copies of them with words replaced by embedding neighbours (seed 0); with test, the pairs
+    of its unlabelled test set less those sharing a sentence with the dev set; with cross,
+    cross_pairs of the training and test pairs' sentences, dev sentences held out (test and
+    cross pairs, with swap, in both orders). SST-2 (test alone): sst2_test_sentences."""
     path = os.path.join(work_dir, f"transfer_{kind.replace('+', '_')}_for_{task}.tsv")
     if os.path.exists(path):
         return path
     parts = kind.split("+")
     if task == "sst2":
-        if parts != ["test"]:
-            raise SystemExit(f"--transfer {kind}: SST-2 has one transfer part, test")
         return _write_transfer(path, kind, sst2_test_sentences())
-    if task != "mrpc":
-        raise SystemExit(f"--transfer: built for MRPC and SST-2, not {task}")
     held_out = {sentence_key(row[c]) for row in _tsv_rows(os.path.join(GLUE, "MRPC", "dev.tsv"))
                 for c in (3, 4)}
 
@@ -238,10 +236,16 @@ def run(args):
     if args.teacher_dir and not args.seeds:
         raise SystemExit("--seeds= trains the teacher alone, and --teacher_dir skips training "
                          "it: together they do nothing")
+    tasks = args.tasks.split(",")
+    if args.transfer and not set(tasks) <= {"mrpc", "sst2"} or args.cross and tasks != ["mrpc"]:
+        raise SystemExit(f"--tasks {args.tasks}: --transfer is built for MRPC and SST-2, "
+                         f"--cross for MRPC (a sentence-pair task)")
+    if args.transfer and "sst2" in tasks and args.transfer != "test":
+        raise SystemExit(f"--transfer {args.transfer}: SST-2 has one transfer part, test")
     head = commit()
     done = {key(r["task"], r["variant"], r["seed"], row_settings(r, args))
             for r in read_rows(args.results) if r["commit"] == head}
-    for task in args.tasks.split(","):
+    for task in tasks:
         teacher_dir = args.teacher_dir or os.path.join(args.work_dir, f"{task}_teacher_{head}")
         plan = [] if args.teacher_dir else [("teacher", TEACHER_SEED)]
         plan += [(v, int(s)) for s in args.seeds.split(",") if s
@@ -355,8 +359,8 @@ def main():
                         "word-embedding table)")
     parser.add_argument("--cross", action="store_true",
                         help="distilled students: --distill_cross_pairs (new pairs of the "
-                        "training pairs' sentences; the library's route to the transfer "
-                        "kind's cross, without the test pairs' sentences)")
+                        "training pairs' sentences alone, no dev pair; the transfer part "
+                        "cross also crosses the test pairs' and holds out every dev sentence)")
     parser.add_argument("--num_train_epochs", type=float, default=TEACHER_EPOCHS,
                         help="the students' epochs (the teacher's stay 3)")
     sweep_main(parser, run, summarize, RESULTS, "/tmp/bert_tf_quality/distillation",

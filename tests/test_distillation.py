@@ -312,6 +312,21 @@ def test_copies_enlarge_the_training_set_the_steps_count(teacher, mrpc_small, tm
     assert np.isfinite(result["train"]["distill_loss"])
 
 
+def test_cross_pairs_enlarge_the_training_set_the_steps_count(teacher, mrpc_small, tmp_path):
+    from bert_tf.data.cross_pairs import cross_pairs
+    with open(mrpc_small / "train.tsv", encoding="utf-8") as f:
+        pairs = [tuple(line.rstrip("\n").split("\t")[3:5]) for line in list(f)[1:]]
+    crossed = len(cross_pairs(pairs))
+    assert crossed > 0
+    opts = _options(config=BertConfig.from_json_file(teacher / "bert_config.json"),
+                    task_name="MRPC", data_dir=str(mrpc_small), output_dir=str(tmp_path / "s"),
+                    init_checkpoint=str(teacher), student_layers=["0"],
+                    teacher_checkpoint=str(teacher), do_train=True, num_train_epochs=1,
+                    learning_rate=1e-3, distill_cross_pairs=True)
+    result = run(opts, tf.distribute.get_strategy())
+    assert result["train"]["step"] == (40 + 2 * crossed) // 8   # both orders of each pair
+
+
 def test_neighbour_copies_follow_the_labelled_examples_unlabelled(teacher):
     """--distill_neighbours copies the task's examples (not the dropout copies) with words
     from the teacher's vocabulary in place of its own, after every labelled example."""
@@ -360,6 +375,16 @@ def test_cross_pairs_follow_the_copies_unlabelled_in_both_orders():
         ("cross-0-swapped", "the bank's shares fell", "shares of the bank fell", "0")]
 
 
+def test_cross_pairs_never_rebuild_an_evaluation_pair():
+    from bert_tf.data.classification.examples import InputExample
+    from bert_tf.jobs.distillation import student_examples
+    examples = [InputExample("train-0", "shares of the bank fell", "the bank lost", "1"),
+                InputExample("train-1", "the bank's shares fell", "it rained", "0")]
+    dev = [InputExample("dev-0", "the bank's shares fell", "shares of the bank fell", "1")]
+    got, labelled = student_examples(examples, _cross_options(), None, "0", dev)
+    assert labelled == 4 and len(got) == 4
+
+
 def test_cross_pairs_need_a_sentence_pair_task():
     from bert_tf.data.classification.examples import InputExample
     from bert_tf.jobs.distillation import student_examples
@@ -380,7 +405,7 @@ def test_cross_pairs_need_a_sentence_pair_task():
      r"--distill_neighbour_rate must be in \(0, 1\]"),
     (dict(distill_cross_pairs=True), "only with --teacher_checkpoint"),
     (dict(distill_cross_pairs=True, distill_cross_similarity=1.5, teacher="yes"),
-     r"--distill_cross_similarity must be in \(0, 1\]"),
+     r"--distill_cross_similarity must be in \(0, 1\)"),
 ])
 def test_bad_augmentation_flags_are_named(teacher, mrpc_small, tmp_path, flags, message):
     if flags.pop("teacher", None):

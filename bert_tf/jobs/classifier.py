@@ -398,7 +398,8 @@ class ClassifierTask(FinetuneTask):
             from bert_tf.jobs.distillation import student_examples
             examples, labelled = student_examples(
                 examples, opts, self.teacher, 0.0 if self.data.is_regression
-                else self.data.labels[0])
+                else self.data.labels[0], self.data.examples("dev")
+                if opts.distill_cross_pairs and opts.do_eval else ())
         columns = inputs.columns(examples)
         source = inputs.source(columns, f"{self.data.task}_train")
         dataset_fn = inputs.dataset_fn(source, self.opts.train_batch_size, True)

@@ -26,8 +26,9 @@ neighbours in the teacher's word-embedding table (TinyBERT's augmentation); a re
 change what a text means, so these copies are unlabelled: the teacher's soft targets alone.
 --distill_cross_pairs (sentence-pair tasks) adds new pairs of the training set's own
 sentences, each with its most similar sentence of another pair (bert_tf.data.cross_pairs),
-unlabelled too. --distill_transfer_file adds unlabelled texts of the user's (a transfer set, Hinton et al.
-2015). The gold-label loss skips unlabelled examples (their `label_weight` feature is 0).
+unlabelled too. --distill_transfer_file adds unlabelled texts of the user's (a transfer set,
+Hinton et al. 2015). The gold-label loss skips unlabelled examples (their `label_weight`
+feature is 0).
 """
 
 import dataclasses
@@ -134,12 +135,14 @@ class DistillationOptions(TeacherOptions):
         False, "--teacher_checkpoint, sentence-pair tasks: add new pairs made of the training "
         "set's sentences, each sentence with its most similar sentence of another training "
         "pair (cosine of tf-idf weighted words of at least --distill_cross_similarity), in "
-        "both orders. Pair tasks are often drawn from clusters of texts about one event (MRPC: "
-        "news stories), so these are in-domain near paraphrases and near misses. Unlabelled: "
-        "the student learns the teacher's soft targets on them alone. Epochs and steps count "
-        "them.")
+        "both orders; never a pair of the evaluation set. Pair tasks are often drawn from "
+        "clusters of texts about one event (MRPC: news stories), so these are in-domain near "
+        "paraphrases and near misses. Unlabelled: the student learns the teacher's soft "
+        "targets on them alone. Epochs and steps count them. The search is quadratic in the "
+        "number of sentences: seconds for MRPC, hours for QQP.")
     distill_cross_similarity: float = option(
-        0.3, "--distill_cross_pairs: the least similarity (0-1] of a new pair's sentences.")
+        0.3, "--distill_cross_pairs: the least similarity, in (0, 1), of a new pair's "
+        "sentences.")
     distill_transfer_file: str = option(
         None, "--teacher_checkpoint: unlabelled texts to add to the training set (a transfer "
         "set), one example a line: text_a, or text_a<TAB>text_b for sentence-pair tasks; "
@@ -173,8 +176,8 @@ class DistillationOptions(TeacherOptions):
         if not 0.0 < self.distill_neighbour_rate <= 1.0:
             raise ValueError(f"--distill_neighbour_rate must be in (0, 1], got "
                              f"{self.distill_neighbour_rate}")
-        if not 0.0 < self.distill_cross_similarity <= 1.0:
-            raise ValueError(f"--distill_cross_similarity must be in (0, 1], got "
+        if not 0.0 < self.distill_cross_similarity < 1.0:
+            raise ValueError(f"--distill_cross_similarity must be in (0, 1), got "
                              f"{self.distill_cross_similarity}")
         check_transfer_file(self.distill_transfer_file)
 
@@ -233,11 +236,12 @@ def hidden_matching(teacher, config):
     return layers
 
 
-def student_examples(examples, opts, teacher, placeholder):
+def student_examples(examples, opts, teacher, placeholder, eval_examples=()):
     """(the student's training examples, how many of them lead with gold labels): the task's
     `examples`, their --distill_augment copies (labelled), then unlabelled ones, each with the
     `placeholder` label: --distill_neighbours copies of `examples`, --distill_cross_pairs
-    pairs of their sentences and the texts of --distill_transfer_file."""
+    pairs of their sentences (none of `eval_examples`' pairs) and the texts of
+    --distill_transfer_file."""
     original = len(examples)
     if opts.distill_augment:
         examples = augmented_examples(examples, opts.distill_augment, opts.distill_augment_drop,
@@ -257,7 +261,7 @@ def student_examples(examples, opts, teacher, placeholder):
     if opts.distill_cross_pairs:
         before = len(examples)
         examples = list(examples) + crossed_examples(
-            examples[:original], opts.distill_cross_similarity, placeholder)
+            examples[:original], opts.distill_cross_similarity, placeholder, eval_examples)
         logger.info("distillation: %d unlabelled pairs of the training set's sentences, in "
                     "both orders (--distill_cross_pairs, --distill_cross_similarity=%g)",
                     len(examples) - before, opts.distill_cross_similarity)
@@ -301,16 +305,18 @@ def neighbour_examples(examples, copies, replace, label):
             for k in range(1, copies + 1) for e in examples]
 
 
-def crossed_examples(examples, min_similarity, label):
+def crossed_examples(examples, min_similarity, label, eval_examples=()):
     """Unlabelled examples (the placeholder `label`) of new pairs of the sentences of
-    `examples` (bert_tf.data.cross_pairs), each pair in both orders: guids "cross-<k>" and
-    "cross-<k>-swapped". Raises ValueError for a single-sentence task."""
+    `examples` (bert_tf.data.cross_pairs), none of them a pair of `eval_examples` (MRPC's
+    training set shares 44 sentences with its dev set), each pair in both orders: guids
+    "cross-<k>" and "cross-<k>-swapped". Raises ValueError for a single-sentence task."""
     from bert_tf.data.classification.examples import InputExample
     from bert_tf.data.cross_pairs import cross_pairs
     if any(e.text_b is None for e in examples):
         raise ValueError("--distill_cross_pairs pairs the sentences of a sentence-pair task; "
-                         "this task's examples are single texts (no text_b)")
-    found = cross_pairs([(e.text_a, e.text_b) for e in examples], min_similarity)
+                         "this task's training examples are single texts (no text_b)")
+    found = cross_pairs([(e.text_a, e.text_b) for e in examples], min_similarity,
+                        exclude=[(e.text_a, e.text_b) for e in eval_examples])
     return [example for k, (a, b) in enumerate(found) for example in (
         InputExample(f"cross-{k}", a, b, label),
         InputExample(f"cross-{k}-swapped", b, a, label))]
