@@ -14,7 +14,17 @@ matmuls, and activation functions stay float32. Exports using it need tensorflow
 The op runs in graphs only (tf.function, SavedModels), where each layer has its own kernel
 (is_weight_const lets it keep its reordered weights); eager calls share cached kernels between
 layers and gave wrong results.
+
+On x86-64 CPUs without int8 dot-product instructions (AVX-512 VNNI, AVX-VNNI or AMX; e.g. an
+AVX2-only EPYC), oneDNN sums each pair of u8 x s8 products in int16, which saturates for
+weights beyond +-63 (errors of 0.7 on outputs of magnitude 3 were measured): there the weights
+are quantized to 7 bits (+-63), which is exact on both kinds of CPU. The choice is made where
+the int8 copy is built, so an export built on a CPU with VNNI (8-bit weights) must be served
+on one too (weight_levels).
 """
+
+import functools
+import logging
 
 import keras
 import numpy as np
@@ -23,6 +33,7 @@ from tensorflow.python.framework import op_def_library
 
 from bert_tf.model.activations import activation_name, get_activation
 from bert_tf.model.attention import SelfAttention
+from bert_tf.model.cpu_features import cpu_flags
 from bert_tf.model.precision import with_dtype_policy
 from bert_tf.model.transformer import TransformerBlock
 
@@ -32,17 +43,34 @@ LAYER_NORM = "_MklLayerNorm"                 # oneDNN's LayerNorm, registered be
 # per call whatever its size, plain ops 37 us on [53, 384] (one request) but 1 ms on [1700, 384].
 SMALL_LAYER_NORM = 65536
 _SMALLEST_RANGE = 1e-8                        # an all-zero column or input still has a scale
+_INT8_DOT_FLAGS = ("avx512_vnni", "avx_vnni", "amx_int8")    # /proc/cpuinfo's names
+
+logger = logging.getLogger("bert_tf")
 
 
-def quantize_kernel(kernel):
+@functools.cache
+def weight_levels():
+    """127 (8-bit weights) on a CPU with int8 dot products (_INT8_DOT_FLAGS), else 63 (7 bits,
+    which oneDNN's int16 pair sums hold without saturating); 63 too where /proc/cpuinfo
+    cannot be read."""
+    if cpu_flags() & set(_INT8_DOT_FLAGS):
+        return 127
+    logger.warning("int8: this CPU has no int8 dot products (%s), where oneDNN's int8 matmul "
+                   "saturates 8-bit weights; quantizing weights to 7 bits (+-63)",
+                   ", ".join(_INT8_DOT_FLAGS))
+    return 63
+
+
+def quantize_kernel(kernel, levels=127):
     """float [K, N] -> (int8 [K, N], float32 scales [N]) with kernel ~ int8 * scales: each
-    output column symmetric in [-127, 127] of its own largest magnitude (per-channel scales keep
-    a column of small weights from losing its precision to a column of large ones)."""
+    output column symmetric in [-levels, levels] of its own largest magnitude (per-channel
+    scales keep a column of small weights from losing its precision to a column of large
+    ones)."""
     kernel = np.asarray(kernel, np.float32)
     if kernel.ndim != 2:
         raise ValueError(f"quantize_kernel takes a [K, N] kernel, got shape {kernel.shape}")
-    scales = np.maximum(np.abs(kernel).max(axis=0), _SMALLEST_RANGE) / 127.0
-    quantized = np.clip(np.round(kernel / scales), -127, 127).astype(np.int8)
+    scales = np.maximum(np.abs(kernel).max(axis=0), _SMALLEST_RANGE) / levels
+    quantized = np.clip(np.round(kernel / scales), -levels, levels).astype(np.int8)
     return quantized, scales.astype(np.float32)
 
 
@@ -105,8 +133,8 @@ def _int8_matmul(x, kernel, kernel_max, bias):
 @keras.saving.register_keras_serializable(package="bert_tf")
 class Int8Dense(keras.layers.Layer):
     """y = activation(x @ kernel + bias) for float32 x [..., K], with an int8 kernel [K, N] and
-    per-output-channel float32 `kernel_max` [N] (the float value of int8 127 in each column);
-    the stand-in for a float Dense at serving.
+    per-output-channel float32 `kernel_max` [N] (the float value of int8 127 in each column;
+    the weights span +-weight_levels()); the stand-in for a float Dense at serving.
 
     Args:
       units: N.
@@ -143,7 +171,7 @@ class Int8Dense(keras.layers.Layer):
         kernel = keras.ops.convert_to_numpy(kernel).astype(np.float32)
         layer = cls(kernel.shape[1], activation, name=name)
         layer.build(kernel.shape[:1])
-        kernel, scale = quantize_kernel(kernel)
+        kernel, scale = quantize_kernel(kernel, weight_levels())
         layer.kernel.assign(kernel)
         layer.kernel_max.assign(scale * 127.0)
         layer.bias.assign(keras.ops.convert_to_numpy(bias).astype(np.float32))
