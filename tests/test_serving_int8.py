@@ -72,6 +72,10 @@ def test_int8_export_stores_int8_kernels_and_names_its_server_version(classifier
     info = json.loads(open(os.path.join(path, names.ASSETS_EXTRA, names.EXPORT_INFO)).read())
     assert (info["quantized"], info["min_tf_serving_version"]) == (
         "int8", serving_ops.MIN_TF_SERVING_VERSION_INT8)
+    # The weights' range, which tells on which CPUs the export computes right.
+    widest = max(np.abs(stored.get_tensor(name)).max() for name in dtypes
+                 if dtypes[name] == tf.int8)
+    assert info["int8_weight_levels"] == widest in (63, 127)
 
 
 def test_the_op_check_accepts_the_int8_op_in_int8_exports_only(classifier_exports):

@@ -232,8 +232,11 @@ def export(model: "keras.Model", task: str, export_dir: str | os.PathLike,
                     jit_compile=bool(jit_compile), length_buckets=buckets,
                     tensorflow=tf.__version__)
         if precision in INT8_ATTENTION_DTYPES:
+            from bert_tf.model.int8 import weight_levels
             info.update(quantized="int8", min_tf_serving_version=MIN_TF_SERVING_VERSION_INT8,
-                        attention_dtype=INT8_ATTENTION_DTYPES[precision] or "float32")
+                        attention_dtype=INT8_ATTENTION_DTYPES[precision] or "float32",
+                        # 63 (7 bits) where the exporting CPU has no VNNI; 127 needs VNNI.
+                        int8_weight_levels=weight_levels())
         os.makedirs(extra, exist_ok=True)
         fileio.atomic_write_text(os.path.join(extra, names.EXPORT_INFO),
                                  json.dumps(info, indent=2) + "\n")
