@@ -18,9 +18,9 @@ layers and gave wrong results.
 On x86-64 CPUs without int8 dot-product instructions (AVX-512 VNNI, AVX-VNNI or AMX; e.g. an
 AVX2-only EPYC), oneDNN sums each pair of u8 x s8 products in int16, which saturates for
 weights beyond +-63 (errors of 0.7 on outputs of magnitude 3 were measured): there the weights
-are quantized to 7 bits (+-63), which is exact on both kinds of CPU. The choice is made where
-the int8 copy is built, so an export built on a CPU with VNNI (8-bit weights) must be served
-on one too (weight_levels).
+are quantized to 7 bits (+-63), which no CPU overflows, at twice the step. The choice is made
+where the int8 copy is built, so an export built on a CPU with VNNI (8-bit weights) must be
+served on one too (weight_levels).
 """
 
 import functools
