@@ -46,10 +46,10 @@ dev set's): each with its most similar sentence of another pair (cosine over tf-
 of at least 0.3; with swap, in both orders), so pairs about one news event that MRPC did not
 pair (bert_tf.data.cross_pairs). --cross is the runner's route to such pairs:
 --distill_cross_pairs, which crosses the training pairs' sentences alone (dev sentences among
-them take part, but no dev pair is made). For SST-2,
---transfer test is the 1,821 unlabelled sentences of its test set, less those also in its dev
-set (none are): whole sentences like the dev set's, where the training set is mostly
-phrases. MRPC kinds without stsb (test, swap+test, ...) leave STS-B out.
+them take part, but no dev pair is made). For SST-2, --transfer test is the 1,821 unlabelled
+sentences of its test set, less those also in its dev set (none are): whole sentences like
+the dev set's, where the training set is mostly phrases. MRPC kinds without stsb (test,
+swap+test, ...) leave STS-B out.
 """
 
 import argparse
