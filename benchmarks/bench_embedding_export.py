@@ -18,7 +18,6 @@ import argparse
 import csv
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -28,6 +27,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+from bert_tf.cpu_features import cpu_model  # noqa: E402
 
 
 def minilm():
@@ -61,12 +62,6 @@ def export(task, precision, seq_length, folder):
         model, labels = BertClassifier(encoder, 2), ["0", "1"]
     return serving.export(model, task, folder, os.path.join(minilm(), "vocab.txt"), True,
                           seq_length, labels=labels, precision=precision, warmup=False)
-
-
-def cpu_model():
-    with open("/proc/cpuinfo", encoding="utf-8") as f:
-        names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
-    return names[0] if names else platform.machine()
 
 
 def git_commit():

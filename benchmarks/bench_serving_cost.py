@@ -72,7 +72,8 @@ ROOT = os.path.dirname(HERE)
 SHARED = os.path.join(ROOT, "..", "shared")
 CEILINGS = os.path.join(SHARED, "bench", "ceilings.py")
 MRPC_DEV = os.path.join(SHARED, "data", "glue", "MRPC", "dev.tsv")
-sys.path.insert(0, HERE)
+sys.path[:0] = [HERE, ROOT]
+from bert_tf.cpu_features import cpu_flags, cpu_model  # noqa: E402
 from bench_serving import mrpc_pairs, percentile  # noqa: E402
 
 TF_VARIANTS = {"tf_fp32": "fp32", "tf_bf16": "bf16", "tf_int8": "int8",
@@ -339,19 +340,13 @@ def versions(python, packages):
 
 
 def header(args, models):
-    cpu, flags = None, set()
-    with open("/proc/cpuinfo", encoding="utf-8") as f:
-        for line in f:
-            if line.startswith("model name") and cpu is None:
-                cpu = line.split(":", 1)[1].strip()
-            elif line.startswith("flags") and not flags:
-                flags = set(line.split(":", 1)[1].split())
+    flags = cpu_flags()
     git = ["git", "-C", ROOT]
     commit = subprocess.run(git + ["rev-parse", "HEAD"], capture_output=True, text=True)
     dirty = subprocess.run(git + ["status", "--porcelain", "--untracked-files=no"],
                            capture_output=True, text=True)
     return {"record": "header", "script": "bench_serving_cost", "date":
-            time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cpu": cpu,
+            time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cpu": cpu_model(),
             "flags": {flag: flag in flags for flag in FLAGS_OF_NOTE},
             "cores": os.cpu_count(), "threads": threads(), "load_avg": os.getloadavg()[0],
             "commit": commit.stdout.strip(), "dirty": bool(dirty.stdout.strip()),

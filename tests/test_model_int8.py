@@ -2,6 +2,8 @@
 Dense, and a model whose every Dense computes in int8 while the rest stays float32. The int8
 kernel runs in graphs only, so every comparison calls through tf.function."""
 
+import os
+
 import keras
 import numpy as np
 import pytest
@@ -10,24 +12,39 @@ import tensorflow as tf
 import test_serving_support as support
 from bert_tf.model.activations import get_activation
 from bert_tf.model.int8 import (SMALL_LAYER_NORM, FusedLayerNorm, Int8Dense, _gelu_erf,
-                                int8_model, quantize_kernel, weight_levels)
+                                int8_model, int8_sums_exact, quantize_kernel,
+                                saturation_probe, weight_levels)
 from bert_tf.model.attention import attention_bias
-from bert_tf.model.cpu_features import cpu_flags
+from bert_tf.cpu_features import cpu_flags
 from bert_tf.model.recompute import attention_probs
 from bert_tf.model.transformer import TransformerBlock
 
 
-def test_weights_take_7_bits_on_cpus_without_int8_dot_products(monkeypatch):
-    """Without VNNI, oneDNN sums pairs of u8 x s8 products in int16: +-63 weights cannot
-    saturate it (2 x 255 x 63 < 2^15), +-127 ones can."""
-    for flags, levels in (({"avx2"}, 63), ({"avx2", "avx512_vnni"}, 127),
-                          ({"avx2", "avx_vnni"}, 127)):
-        monkeypatch.setattr("bert_tf.model.int8.cpu_flags", lambda flags=flags: flags)
+def test_weights_take_7_bits_where_the_int8_kernel_saturates_8_bit_ones(monkeypatch):
+    """Without int8 dot products, oneDNN sums pairs of u8 x s8 products in int16: +-63 weights
+    cannot saturate it (2 x 255 x 63 < 2^15), +-127 ones can."""
+    for exact, levels in ((False, 63), (True, 127)):
+        monkeypatch.setattr("bert_tf.model.int8.int8_sums_exact", lambda exact=exact: exact)
         weight_levels.cache_clear()
         assert weight_levels() == levels
         layer = Int8Dense.from_kernel(np.linspace(-1, 1, 12).reshape(4, 3), np.zeros(3))
         assert np.abs(layer.kernel.numpy()).max() == levels
     weight_levels.cache_clear()
+
+
+@pytest.mark.skipif("ONEDNN_MAX_CPU_ISA" in os.environ,
+                    reason="ONEDNN_MAX_CPU_ISA may hide the CPU's int8 dot products from oneDNN")
+def test_the_saturation_probe_finds_exact_sums_on_cpus_with_int8_dot_products():
+    """The probe measures what /proc/cpuinfo implies: exact int32 sums with AVX-512 VNNI,
+    AVX-VNNI or AMX; saturating int16 pair sums without (measured: 2.0 instead of 254 on an
+    AVX2-only EPYC)."""
+    probe = tf.function(saturation_probe)().numpy()
+    has_dot_products = bool(cpu_flags() & {"avx512_vnni", "avx_vnni", "amx_int8"})
+    assert int8_sums_exact() == has_dot_products
+    if has_dot_products:
+        assert abs(probe.item() - 254.0) < 0.5
+    else:
+        assert probe.item() < 10
 
 
 def test_int8_dense_is_exact_to_its_steps_with_7_bit_weights_on_any_cpu(monkeypatch):

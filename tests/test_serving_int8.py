@@ -10,6 +10,7 @@ import tensorflow as tf
 
 import test_serving_support as support
 from bert_tf import names, serving
+from bert_tf.model.int8 import int8_sums_exact
 from bert_tf.serving.exporter import check_compute_options
 from bert_tf.tokenization import serving_ops
 
@@ -76,6 +77,50 @@ def test_int8_export_stores_int8_kernels_and_names_its_server_version(classifier
     widest = max(np.abs(stored.get_tensor(name)).max() for name in dtypes
                  if dtypes[name] == tf.int8)
     assert info["int8_weight_levels"] == widest in (63, 127)
+
+
+def _export_int8(monkeypatch, folder, levels):
+    monkeypatch.setattr("bert_tf.model.int8.weight_levels", lambda: levels)
+    return serving.export(support.build_model("classifier"), "classifier", str(folder),
+                          support.vocab_file(), True, support.SEQ, labels=support.MRPC_LABELS,
+                          text_pair=True, precision="int8", warmup=False)
+
+
+def test_the_load_time_check_of_8_bit_weights_passes_where_the_probe_is_exact(monkeypatch,
+                                                                             tmp_path):
+    """On any CPU: with a probe that reads exact, the export carrying the check loads and
+    serves (the real probe is exact only on CPUs with int8 dot products)."""
+    monkeypatch.setattr("bert_tf.serving.int8_check.saturation_probe",
+                        lambda: tf.constant([[254.0]]))
+    loaded = tf.saved_model.load(_export_int8(monkeypatch, tmp_path, 127))
+    assert hasattr(loaded, "int8_check")
+    texts_a, texts_b = support.mrpc_pairs(4)
+    out = loaded.signatures[names.SERVING_DEFAULT](text_a=tf.constant(texts_a),
+                                                   text_b=tf.constant(texts_b))
+    assert out["logits"].shape == (4, 2)
+
+
+def test_an_export_with_8_bit_weights_loads_only_where_they_sum_exactly(monkeypatch, tmp_path):
+    """8-bit weights (an export built on a CPU with int8 dot products) carry a load-time check:
+    where oneDNN would saturate them, loading fails naming the fix instead of serving wrong
+    answers; elsewhere the export serves as usual."""
+    path = _export_int8(monkeypatch, tmp_path, 127)
+    info = json.loads(open(os.path.join(path, names.ASSETS_EXTRA, names.EXPORT_INFO)).read())
+    assert info["int8_weight_levels"] == 127
+    if int8_sums_exact():
+        assert hasattr(tf.saved_model.load(path), "int8_check")
+    else:
+        with pytest.raises(tf.errors.InvalidArgumentError, match="Re-export it on this CPU"):
+            tf.saved_model.load(path)
+        # The TF1 loader runs the SavedModel's init op, as tensorflow_model_server does.
+        with tf.Graph().as_default(), tf.compat.v1.Session() as session, pytest.raises(
+                tf.errors.InvalidArgumentError, match="Re-export it on this CPU"):
+            tf.compat.v1.saved_model.loader.load(session, ["serve"], path)
+
+
+def test_an_export_with_7_bit_weights_carries_no_load_time_check(monkeypatch, tmp_path):
+    path = _export_int8(monkeypatch, tmp_path, 63)
+    assert not hasattr(tf.saved_model.load(path), "int8_check")
 
 
 def test_the_op_check_accepts_the_int8_op_in_int8_exports_only(classifier_exports):

@@ -15,7 +15,6 @@ output [3072, 768]; --tokens 53 is an MRPC dev pair's mean length.
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
@@ -24,17 +23,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 
+from bert_tf.cpu_features import cpu_model  # noqa: E402
+
 SHAPES = {"query_key_value": (768, 2304), "attention_output": (768, 768),
           "intermediate": (768, 3072), "output": (3072, 768)}
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            return next(line.split(":", 1)[1].strip() for line in f
-                        if line.startswith("model name"))
-    except (OSError, StopIteration):
-        return platform.processor() or platform.machine()
 
 
 def median_ms(fn, x, repeats):

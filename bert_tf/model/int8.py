@@ -18,9 +18,11 @@ layers and gave wrong results.
 On x86-64 CPUs without int8 dot-product instructions (AVX-512 VNNI, AVX-VNNI or AMX; e.g. an
 AVX2-only EPYC), oneDNN sums each pair of u8 x s8 products in int16, which saturates for
 weights beyond +-63 (errors of 0.7 on outputs of magnitude 3 were measured): there the weights
-are quantized to 7 bits (+-63), which no CPU overflows, at twice the step. The choice is made
-where the int8 copy is built, so an export built on a CPU with VNNI (8-bit weights) must be
-served on one too (weight_levels).
+are quantized to 7 bits (+-63), which no CPU overflows, at twice the step. Which kind of CPU
+this is, is measured rather than read from its flags (int8_sums_exact: ONEDNN_MAX_CPU_ISA can
+hide VNNI from oneDNN). The choice is made where the int8 copy is built; an export with 8-bit
+weights carries a check that fails its loading on a CPU that would saturate them
+(bert_tf.serving.int8_check).
 """
 
 import functools
@@ -33,7 +35,6 @@ from tensorflow.python.framework import op_def_library
 
 from bert_tf.model.activations import activation_name, get_activation
 from bert_tf.model.attention import SelfAttention
-from bert_tf.model.cpu_features import cpu_flags
 from bert_tf.model.precision import with_dtype_policy
 from bert_tf.model.transformer import TransformerBlock
 
@@ -43,21 +44,40 @@ LAYER_NORM = "_MklLayerNorm"                 # oneDNN's LayerNorm, registered be
 # per call whatever its size, plain ops 37 us on [53, 384] (one request) but 1 ms on [1700, 384].
 SMALL_LAYER_NORM = 65536
 _SMALLEST_RANGE = 1e-8                        # an all-zero column or input still has a scale
-_INT8_DOT_FLAGS = ("avx512_vnni", "avx_vnni", "amx_int8")    # /proc/cpuinfo's names
 
 logger = logging.getLogger("bert_tf")
 
 
+def saturation_probe():
+    """[1, 1] float32: a row of two ones times a column of two int8 127s, through the serving
+    projection (_int8_matmul): 254 where oneDNN's int8 kernel sums exactly, about 2 where it
+    adds the pair of products in int16 (2 x 255 x 127 > 2^15). Graphs only."""
+    return _int8_matmul(tf.ones([1, 2]), tf.fill([2, 1], tf.constant(127, tf.int8)),
+                        tf.constant([127.0]), tf.zeros([1]))
+
+
+def probe_is_exact(probe):
+    """Scalar bool tensor: saturation_probe()'s result is the exact 254."""
+    return tf.reduce_all(tf.abs(probe - 254.0) < 0.5)
+
+
+@functools.cache
+def int8_sums_exact():
+    """Whether oneDNN's int8 matmul sums 8-bit weights exactly on this CPU (it has int8 dot
+    products: AVX-512 VNNI, AVX-VNNI or AMX, and oneDNN may use them), measured by running
+    saturation_probe once."""
+    return bool(tf.function(lambda: probe_is_exact(saturation_probe()), autograph=False)())
+
+
 @functools.cache
 def weight_levels():
-    """127 (8-bit weights) on a CPU with int8 dot products (_INT8_DOT_FLAGS), else 63 (7 bits,
-    which oneDNN's int16 pair sums hold without saturating); 63 too where /proc/cpuinfo
-    cannot be read."""
-    if cpu_flags() & set(_INT8_DOT_FLAGS):
+    """127 (8-bit weights) where int8_sums_exact(), else 63 (7 bits, which oneDNN's int16 pair
+    sums hold without saturating)."""
+    if int8_sums_exact():
         return 127
-    logger.warning("int8: this CPU has no int8 dot products (%s), where oneDNN's int8 matmul "
-                   "saturates 8-bit weights; quantizing weights to 7 bits (+-63)",
-                   ", ".join(_INT8_DOT_FLAGS))
+    logger.warning("int8: oneDNN's int8 matmul saturates 8-bit weights on this CPU (no int8 "
+                   "dot products: AVX-512 VNNI, AVX-VNNI or AMX); quantizing weights to 7 "
+                   "bits (+-63)")
     return 63
 
 

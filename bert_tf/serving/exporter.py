@@ -18,12 +18,13 @@ from typing import TYPE_CHECKING, Sequence
 import tensorflow as tf
 
 from bert_tf import fileio
-from bert_tf.model.int8 import int8_model
+from bert_tf.model import int8
 from bert_tf.model.precision import with_dtype_policy
 from bert_tf import names
 from bert_tf.serving.module import ServingModule
 from bert_tf.serving.padding import length_buckets
 from bert_tf.serving.heads import make_head
+from bert_tf.serving.int8_check import Int8WeightCheck
 from bert_tf.serving.warmup import warmup_requests, write_warmup
 from bert_tf.tokenization import vocab as _vocab
 from bert_tf.tokenization.serving_ops import MIN_TF_SERVING_VERSION_INT8
@@ -192,8 +193,8 @@ def export(model: "keras.Model", task: str, export_dir: str | os.PathLike,
     # The copy leaves the caller's model as it was.
     skip_padding = not jit_compile
     if precision in INT8_ATTENTION_DTYPES:
-        model = int8_model(model, skip_padding=skip_padding,
-                           attention_dtype=INT8_ATTENTION_DTYPES[precision])
+        model = int8.int8_model(model, skip_padding=skip_padding,
+                                attention_dtype=INT8_ATTENTION_DTYPES[precision])
     else:
         model = with_dtype_policy(
             model, PRECISIONS[precision] if precision else model.dtype_policy, skip_padding)
@@ -210,6 +211,8 @@ def export(model: "keras.Model", task: str, export_dir: str | os.PathLike,
                       | set(length_buckets(config.max_position_embeddings)))
                if jit_compile else [])
     module = ServingModule(head, config, buckets, jit_compile=jit_compile)
+    if precision in INT8_ATTENTION_DTYPES and int8.weight_levels() == 127:
+        module.int8_check = Int8WeightCheck()      # loading fails where 8 bits saturate
     signatures = module.signatures(text=text_signatures)
     policy = head.model.dtype_policy.name
     logger.info("exporting %s model (seq_length %d, %s, %s, signatures %s) to %s/%d", task,
@@ -232,11 +235,11 @@ def export(model: "keras.Model", task: str, export_dir: str | os.PathLike,
                     jit_compile=bool(jit_compile), length_buckets=buckets,
                     tensorflow=tf.__version__)
         if precision in INT8_ATTENTION_DTYPES:
-            from bert_tf.model.int8 import weight_levels
             info.update(quantized="int8", min_tf_serving_version=MIN_TF_SERVING_VERSION_INT8,
                         attention_dtype=INT8_ATTENTION_DTYPES[precision] or "float32",
-                        # 63 (7 bits) where the exporting CPU has no VNNI; 127 needs VNNI.
-                        int8_weight_levels=weight_levels())
+                        # 63 (7 bits) where the exporting CPU has no int8 dot products;
+                        # 127 needs them (int8_check).
+                        int8_weight_levels=int8.weight_levels())
         os.makedirs(extra, exist_ok=True)
         fileio.atomic_write_text(os.path.join(extra, names.EXPORT_INFO),
                                  json.dumps(info, indent=2) + "\n")

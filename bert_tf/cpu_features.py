@@ -1,0 +1,30 @@
+"""This machine's CPU as /proc/cpuinfo describes it: its model name and instruction-set flags,
+for results whose values or speed depend on them (oneDNN's int8 and bfloat16 kernels) and for
+benchmark records. Imports nothing heavy, so benchmark harnesses can use it without TensorFlow.
+"""
+
+import functools
+import platform
+
+
+def _first_value(key):
+    """The value of the first /proc/cpuinfo line naming `key`; None where there is none or the
+    file cannot be read (not Linux)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            return next((line.split(":", 1)[1].strip() for line in f
+                         if line.split(":", 1)[0].strip() == key), None)
+    except OSError:
+        return None
+
+
+@functools.cache
+def cpu_flags():
+    """The flags this CPU has (e.g. "avx512_vnni"); empty where they cannot be read."""
+    return frozenset((_first_value("flags") or "").split())
+
+
+@functools.cache
+def cpu_model():
+    """The CPU's model name (e.g. "AMD EPYC"), else what `platform` knows of it."""
+    return _first_value("model name") or platform.processor() or platform.machine()
