@@ -19,7 +19,6 @@ import argparse
 import csv
 import os
 import random
-import shutil
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -97,7 +96,6 @@ def main():
                 print(f"skip {variant} seed {seed}: in {results}", flush=True)
                 continue
             out = os.path.join(args.work_dir, f"{args.experiment}_{variant}_{seed}")
-            shutil.rmtree(out, ignore_errors=True)
             flags = (COMMON + spec["flags"] + spec["variants"][variant]
                      + [f"--seed={seed}"])
             values, seconds = run_classifier(data_dir, out, flags, f"{variant} seed {seed}")

@@ -14,7 +14,9 @@ run_classifier.py with the quality table's recipe (quality/classifier_glue.sh: s
 One JSON line per run (commit, task, variant, seed, settings, flags, every dev metric,
 seconds) is appended to --results; runs already there for the same commit and settings
 (student epochs and layers; temperature and alpha for distilled runs) are skipped, so an
-interrupted sweep resumes (the teacher is trained once per commit and task, in --work_dir).
+interrupted sweep resumes (the teacher is trained once per commit and task, in --work_dir);
+a run stopped with SIGTERM resumes from its checkpoint (runlog.run_job; seconds then count
+the last part only).
 
   python3 quality/distillation.py --tasks mrpc --seeds 1,2,3
   python3 quality/distillation.py --tasks mrpc --seeds 1,2,3 --num_train_epochs 6 \
@@ -57,7 +59,6 @@ import collections
 import csv
 import os
 import re
-import shutil
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -259,7 +260,6 @@ def run(args):
                                                              or os.path.isdir(teacher_dir)):
                 print(f"skip {task} {variant} seed {seed}: in {args.results}", flush=True)
                 continue
-            shutil.rmtree(out, ignore_errors=True)
             flags = RECIPE + variant_flags(variant, teacher_dir, args, task) + [
                 f"--max_seq_length={values.get('max_seq_length', SEQ)}",
                 f"--num_train_epochs={values['epochs']:g}", f"--task_name={TASKS[task]}",

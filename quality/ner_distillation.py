@@ -26,7 +26,6 @@ interrupted sweep resumes.
 import argparse
 import collections
 import os
-import shutil
 import statistics
 import sys
 
@@ -112,7 +111,6 @@ def run(args):
                 variant != "teacher" or os.path.isdir(teacher_dir)):
             print(f"skip {variant} seed {seed}: in {args.results}", flush=True)
             continue
-        shutil.rmtree(out, ignore_errors=True)
         flags = RECIPE + variant_flags(variant, teacher_dir, args) + [
             f"--train_file={train}", f"--eval_file={dev}", f"--seed={seed}",
             f"--num_train_epochs={values.get('epochs', EPOCHS):g}"]

@@ -33,7 +33,6 @@ import json
 import os
 import random
 import re
-import shutil
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -150,7 +149,6 @@ def run(args):
                     continue
                 out = os.path.join(args.work_dir, f"{task}_{optimizer}_{args.learning_rate:g}_"
                                    f"{args.num_train_epochs:g}_{seed}")
-                shutil.rmtree(out, ignore_errors=True)
                 flags = RECIPE + TASKS[task][2] + [
                     f"--num_train_epochs={args.num_train_epochs:g}",
                     f"--task_name={TASKS[task][0]}", f"--optimizer={optimizer}",

@@ -1,8 +1,10 @@
 """What every quality sweep shares: the commit it runs at, the MiniLM weights it fine-tunes,
-its JSON-lines results (read, append) and a checked runner process (run_classifier.py, ...)."""
+its JSON-lines results (read, append) and a checked runner process (run_classifier.py, ...)
+that resumes when it was interrupted."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -45,20 +47,45 @@ def run_classifier(data_dir, output_dir, flags, what, init_checkpoint=None):
                     *flags], what)
 
 
+RUN_RECORD = "quality_run.json"      # in a run's output_dir: the command and commit it runs
+
+
 def run_job(runner, output_dir, flags, what):
     """One of the repository's runners (e.g. "run_ner.py") writing to `output_dir`; returns
-    (its eval_results.txt, seconds). Exits naming `what` with the end of the runner's stderr
-    when it fails."""
+    (its eval_results.txt, seconds of this call). Exits naming `what` with the end of the
+    runner's stderr when it fails, or when it stopped before evaluating (SIGTERM saves a
+    checkpoint). An `output_dir` holding such an unfinished run of the same command at the same
+    commit resumes from its checkpoint, as the runners do; any other is emptied first."""
     from bert_tf.metrics.results import read_eval_results
-    command = [sys.executable, runner, f"--output_dir={output_dir}", *flags]
+    arguments = [runner, f"--output_dir={output_dir}", *flags]
+    record = json.dumps({"arguments": arguments, "commit": commit(short=False)}, indent=1)
+    record_path = os.path.join(output_dir, RUN_RECORD)
+    results_path = os.path.join(output_dir, "eval_results.txt")
+    if _read_text(record_path) == record and not os.path.exists(results_path):
+        print(f"{what}: resuming the unfinished run in {output_dir}", flush=True)
+    else:
+        shutil.rmtree(output_dir, ignore_errors=True)
+        os.makedirs(output_dir)
+        with open(record_path, "w", encoding="utf-8") as f:
+            f.write(record)
     started = time.time()
-    proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True,
-                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    proc = subprocess.run([sys.executable, *arguments], cwd=REPO, capture_output=True,
+                          text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
     if proc.returncode:
         sys.stderr.write(proc.stderr[-4000:])
         raise SystemExit(f"{what} failed (rc {proc.returncode})")
-    values = read_eval_results(os.path.join(output_dir, "eval_results.txt"))
-    return values, round(time.time() - started, 1)
+    if not os.path.exists(results_path):
+        raise SystemExit(f"{what} stopped before evaluating (interrupted?): rerun the same "
+                         f"command at this commit to resume it from {output_dir}")
+    return read_eval_results(results_path), round(time.time() - started, 1)
+
+
+def _read_text(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
 
 
 def teacher_flags(teacher_dir, temperature, alpha):
