@@ -2,7 +2,8 @@
 --bert_config_file) trained on the gold labels and on the soft targets of a fine-tuned
 run_classifier run (--teacher_checkpoint), by bert_tf.objectives.distillation's loss. The
 flags every distilling runner shares (TeacherOptions) and the reading of a teacher run are
-here too; run_ner's teacher pass is bert_tf.jobs.ner_distillation.
+here too; run_ner's and run_squad's teacher passes are bert_tf.jobs.ner_distillation and
+bert_tf.jobs.squad_distillation.
 
 The teacher is frozen and runs in eval mode (no dropout), and the training examples are the
 same every epoch, so its logits are the same at every step: they are computed once, before
@@ -51,19 +52,18 @@ _DISTILL_SETTINGS = TEACHER_SETTINGS + (
 
 @dataclasses.dataclass(kw_only=True)
 class TeacherOptions:
-    """The flags every distilling runner takes (run_classifier, run_ner). With student_layers,
+    """The flags every distilling runner takes (run_classifier, run_ner, run_squad). With student_layers,
     `config` (--bert_config_file, else the config beside --init_checkpoint) describes
     --init_checkpoint and becomes the student's: num_hidden_layers = len(student_layers)."""
 
     teacher_checkpoint: str = option(
         None, "Distil a fine-tuned run of this runner into this one: its output_dir (the latest "
         "checkpoint) or its best/ folder. The student learns from the teacher's soft targets "
-        "(--distill_temperature, --distill_alpha) beside the gold labels; the teacher's labels "
-        "must be the task's. Its logits are computed once per training example before "
-        "training.")
+        "(--distill_temperature, --distill_alpha) beside the gold labels; a classifier's or "
+        "tagger's labels must be the task's. Its logits are computed once, before training.")
     distill_temperature: float = option(
-        2.0, "--teacher_checkpoint, classification and tagging: the softmax temperature T of "
-        "the soft targets; the soft loss is KL(teacher_T || student_T) * T^2.")
+        2.0, "--teacher_checkpoint, classification, tagging and answer spans: the softmax "
+        "temperature T of the soft targets; the soft loss is KL(teacher_T || student_T) * T^2.")
     distill_alpha: float = option(
         0.5, "--teacher_checkpoint: the weight of the soft loss (the squared distance to the "
         "teacher's score for regression); the gold-label loss gets 1 - alpha.")
@@ -378,7 +378,8 @@ def label_weights(num_labelled, num_examples):
 # --------------------------------------------------------------------------- the teacher
 @dataclasses.dataclass
 class Teacher:
-    """A fine-tuned run_classifier checkpoint and how its run read its inputs."""
+    """A fine-tuned checkpoint (run_classifier, run_ner or run_squad) and how its run read its
+    inputs."""
 
     path: str
     labels: list                 # class-id order; None for a regression teacher
@@ -389,7 +390,7 @@ class Teacher:
     doc_stride: int = 0
     window_pooling: str = "mean"
     max_windows: int = 0
-    task: str = "classifier"     # its model: "classifier", "regression" or "tagger"
+    task: str = "classifier"     # its model: "classifier", "regression", "tagger" or "squad"
 
     @property
     def is_regression(self):
@@ -428,6 +429,33 @@ def read_tagger_teacher(path, labels):
     if kind != "tagger":
         raise ValueError(f"--teacher_checkpoint {path} holds a {kind} model, not a tagger")
     return _teacher(path, record, labels, "this run", "tagger")
+
+
+def read_span_teacher(path, vocab_file, do_lower_case, max_seq_length):
+    """The Teacher at `path` (a run_squad output_dir or best/). It scores the student's own
+    windows, so its vocabulary and casing must be the student's (`vocab_file`,
+    `do_lower_case`), and its position table must hold `max_seq_length`."""
+    from bert_tf.prediction.loading import checkpoint_head
+    from bert_tf.tokenization.vocab import Vocabulary
+    where = f"--teacher_checkpoint {path}"
+    record = _teacher_record(path, "squad", "run_squad")
+    kind, _, _, _ = checkpoint_head(path)
+    if kind != "squad":
+        raise ValueError(f"{where} holds a {kind} model, not a run_squad span labeler")
+    teacher = _teacher(path, record, None, "this run", "squad")
+    if Vocabulary.from_file(teacher.vocab_file).id_to_token != Vocabulary.from_file(
+            vocab_file).id_to_token:
+        raise ValueError(f"{where}: its vocabulary ({teacher.vocab_file}) is not --vocab_file "
+                         f"({vocab_file}); a run_squad teacher reads the student's windows, so "
+                         f"both must tokenize alike")
+    if teacher.do_lower_case != do_lower_case:
+        raise ValueError(f"{where} was trained with do_lower_case={teacher.do_lower_case}, this "
+                         f"run has --do_lower_case={do_lower_case}: both must tokenize alike")
+    if max_seq_length > teacher.config.max_position_embeddings:
+        raise ValueError(f"{where}: --max_seq_length {max_seq_length} is longer than the "
+                         f"teacher's max_position_embeddings "
+                         f"({teacher.config.max_position_embeddings})")
+    return teacher
 
 
 def _teacher_record(path, kind, runner):
@@ -526,15 +554,14 @@ def teacher_targets(teacher, columns, batch_size, cls_layers=None):
     return targets
 
 
-def with_teacher_targets(dataset_fn, targets):
+def with_teacher_targets(dataset_fn, targets, row=lambda features: features["example_index"]):
     """The Trainer's dataset_fn with each batch's rows of `targets` ({name: [N, ...]} arrays,
-    e.g. teacher_logits [B, C]) picked by the batch's example_index."""
+    e.g. teacher_logits [B, C]) picked by `row` of the batch's features (its example_index)."""
     import tensorflow as tf
 
     def fn(input_context):
         tables = {name: tf.constant(values, tf.float32) for name, values in targets.items()}
         return dataset_fn(input_context).map(
             lambda features: dict(features, **{
-                name: tf.gather(table, features["example_index"])
-                for name, table in tables.items()}))
+                name: tf.gather(table, row(features)) for name, table in tables.items()}))
     return fn

@@ -7,7 +7,9 @@ through the Trainer with a BertSpanLabeler; predictions are scored with the offi
 written to eval.tf_record once) and keeps the best weights in output_dir/best/: by default on
 "f1", for SQuAD 2.0 too (the F1 at --null_score_diff_threshold, which is what predictions.json
 scores; best_f1 is the F1 at the best threshold found on the same data, an optimistic value).
-SquadTask is its task object for bert_tf.jobs.driver.run_task, which runs every stage.
+--teacher_checkpoint distils a fine-tuned run_squad run into this one (bert_tf.jobs.
+squad_distillation; --student_layers picks the student's layers). SquadTask is its task object
+for bert_tf.jobs.driver.run_task, which runs every stage.
 
 Files in output_dir: train.tf_record (+ .meta.json, so a rerun reuses it), eval.tf_record,
 predictions.json, nbest_predictions.json, null_odds.json (v2), eval_results.json, checkpoints,
@@ -25,6 +27,7 @@ import time
 from bert_tf import fileio
 from bert_tf.data.pretraining.options import PretrainingDataOptions
 from bert_tf.jobs.checks import load_tokenizer
+from bert_tf.jobs.distillation import TEACHER_SETTINGS, TeacherOptions
 from bert_tf.jobs.results import record_eval
 from bert_tf.jobs.driver import Evaluation, FinetuneTask, TrainingData, run_task
 from bert_tf.jobs.finetune import FinetuneOptions
@@ -39,7 +42,7 @@ DEFAULT_METRIC = "f1"               # official F1 (v2: at --null_score_diff_thre
 
 
 @dataclasses.dataclass(kw_only=True)
-class SquadOptions(FinetuneOptions):
+class SquadOptions(FinetuneOptions, TeacherOptions):
     """run_squad's options (eval_batch_size is unused: --do_eval scores the predictions)."""
 
     vocab_file: str = option_like(PretrainingDataOptions, "vocab_file", required=True)
@@ -104,6 +107,7 @@ class SquadOptions(FinetuneOptions):
         self.validate_training()
         self.validate_evaluation()
         self.validate_export()
+        self.validate_teacher(TEACHER_SETTINGS)
         if self.eval_every_steps and self.do_train:
             if not self.predict_file:
                 raise ValueError("--eval_every_steps scores predictions on --predict_file: "
@@ -323,21 +327,50 @@ class SquadTask(FinetuneTask):
 
     head = "squad"
     default_metric = DEFAULT_METRIC
+    teacher = None                     # prepare() reads --teacher_checkpoint's run, if given
 
     def prepare(self):
-        self.tokenizer = load_tokenizer(self.opts)
+        opts = self.opts
+        self.tokenizer = load_tokenizer(opts)
+        if opts.teacher_checkpoint:
+            from bert_tf.jobs.distillation import read_span_teacher
+            self.teacher = read_span_teacher(opts.teacher_checkpoint, opts.vocab_file,
+                                             opts.do_lower_case, opts.max_seq_length)
         return {}
+
+    def run_record(self):
+        return {} if self.teacher is None else {"teacher": self.teacher.record()}
 
     def training_data(self):
         opts = self.opts
         num_examples, num_features = prepare_train_features(opts, self.tokenizer)
         counted = {"examples": num_examples, "features": num_features}[opts.epochs_over]
-        return TrainingData(_train_dataset_fn(opts, os.path.join(opts.output_dir, TRAIN_RECORD),
-                                              opts.train_batch_size, num_features),
-                            counted, opts.epochs_over,
+        path = os.path.join(opts.output_dir, TRAIN_RECORD)
+        dataset_fn = _train_dataset_fn(opts, path, opts.train_batch_size, num_features)
+        if self.teacher is not None:
+            dataset_fn = self._with_teacher(dataset_fn, path, num_features)
+        return TrainingData(dataset_fn, counted, opts.epochs_over,
                             f"{num_examples} examples, {num_features} features")
 
+    def _with_teacher(self, dataset_fn, path, num_features):
+        """`dataset_fn` with the teacher's start and end logits of each window (computed
+        here, once); the random seed is set again afterwards, so that the student starts as
+        it would without the teacher."""
+        import keras
+
+        from bert_tf.jobs.distillation import with_teacher_targets
+        from bert_tf.jobs.squad_distillation import teacher_span_logits, window_row
+        opts = self.opts
+        targets = teacher_span_logits(self.teacher, path, num_features, opts.max_seq_length,
+                                      opts.predict_batch_size)
+        keras.utils.set_random_seed(opts.seed)
+        return with_teacher_targets(dataset_fn, targets, row=window_row)
+
     def loss(self, training):
+        if self.teacher is not None:
+            from bert_tf.objectives.distillation import SpanDistillationObjective
+            return SpanDistillationObjective(self.opts.distill_temperature,
+                                             self.opts.distill_alpha)
         from bert_tf.objectives.span import SpanObjective
         return SpanObjective()
 

@@ -21,11 +21,17 @@ Training metrics: accuracy, and each term unweighted (label_loss, distill_loss, 
 TaggingDistillationObjective does the same for token classification (run_ner): hard is
 TaggingObjective's loss, soft the mean over labelled words (label_weights) of the tempered
 KL divergence at each word's first sub-token (`teacher_logits` [B, S, C]).
+
+SpanDistillationObjective does it for answer spans (run_squad): hard is SpanObjective's loss,
+soft the mean over the batch of the tempered KL divergences of the start and of the end
+distributions over the window's positions (`teacher_start_logits`, `teacher_end_logits`
+[B, S]), halved as the hard loss's two terms are.
 """
 
 import tensorflow as tf
 
 from bert_tf.objectives.classification import ClassificationObjective, per_example_loss
+from bert_tf.objectives.span import SpanObjective
 from bert_tf.objectives.tagging import TaggingObjective
 
 
@@ -158,3 +164,37 @@ class TaggingDistillationObjective(TaggingObjective):
                     label_loss=(tf.reduce_sum(weights * self._xent(outputs, features)),
                                 tf.reduce_sum(weights)),
                     distill_loss=(self._soft_sum(outputs, features), words))
+
+
+class SpanDistillationObjective(SpanObjective):
+    """Answer spans distilled (see the module docstring): (1 - alpha) * span loss + alpha *
+    (soft start loss + soft end loss) / 2, each a mean over the batch's windows."""
+
+    loss_terms = ("start", "end", "distillation")
+    metric_names = SpanObjective.metric_names + ("label_loss", "distill_loss")
+
+    def __init__(self, temperature, alpha):
+        self.temperature, self.alpha = float(temperature), float(alpha)
+
+    def denominators(self, features):
+        windows = tf.cast(tf.shape(features["input_ids"])[0], tf.float32)
+        return dict(super().denominators(features), distillation=2.0 * windows)
+
+    def _soft_sum(self, outputs, features):
+        return sum(tf.reduce_sum(soft_loss(outputs[f"{end}_logits"],
+                                           features[f"teacher_{end}_logits"],
+                                           self.temperature, is_regression=False))
+                   for end in ("start", "end"))
+
+    def numerators(self, outputs, features):
+        hard = super().numerators(outputs, features)
+        return {"start": (1.0 - self.alpha) * hard["start"],
+                "end": (1.0 - self.alpha) * hard["end"],
+                "distillation": self.alpha * self._soft_sum(outputs, features)}
+
+    def metrics(self, outputs, features):
+        hard = super().numerators(outputs, features)
+        windows = 2.0 * tf.cast(tf.shape(features["input_ids"])[0], tf.float32)
+        return dict(super().metrics(outputs, features),
+                    label_loss=(hard["start"] + hard["end"], windows),
+                    distill_loss=(self._soft_sum(outputs, features), windows))
