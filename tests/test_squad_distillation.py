@@ -11,7 +11,7 @@ import tensorflow as tf
 from bert_tf.config import BertConfig
 from bert_tf.jobs.squad import SquadOptions, run
 from bert_tf.objectives.distillation import SpanDistillationObjective, soft_loss
-from test_run_squad import synthetic_squad, synthetic_vocab
+from test_run_squad import synthetic  # noqa: F401 (the synthetic SQuAD files, a fixture)
 
 
 def _options(vocab, output_dir, layers=1, **kwargs):
@@ -28,21 +28,12 @@ def _options(vocab, output_dir, layers=1, **kwargs):
 
 
 @pytest.fixture(scope="module")
-def data(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("squad_distillation")
-    return {"vocab": synthetic_vocab(folder / "vocab.txt"),
-            "train": synthetic_squad(folder / "train.json", 160, seed=1),
-            "dev": synthetic_squad(folder / "dev.json", 60, seed=2, prefix="dev"),
-            "folder": folder}
-
-
-@pytest.fixture(scope="module")
-def teacher(data):
+def teacher(synthetic, tmp_path_factory):
     """A 2-layer span labeler fine-tuned on the 160 synthetic questions (exact match >= 90 on
     the 60 dev questions): its output_dir."""
-    out = data["folder"] / "teacher"
-    result = run(_options(data["vocab"], out, layers=2, train_file=data["train"],
-                          predict_file=data["dev"], do_train=True, do_predict=True,
+    out = tmp_path_factory.mktemp("squad_teacher")
+    result = run(_options(synthetic["vocab"], out, layers=2, train_file=synthetic["train"],
+                          predict_file=synthetic["dev"], do_train=True, do_predict=True,
                           do_eval=True, num_train_epochs=15.0),
                  tf.distribute.get_strategy())
     assert result["eval"]["exact_match"] >= 90, result["eval"]
@@ -74,13 +65,13 @@ def test_the_span_loss_mixes_gold_and_soft_start_and_end_losses_by_alpha():
         pytest.approx(hard, rel=1e-6)
 
 
-def test_a_student_learns_the_task_from_the_teachers_spans_alone(teacher, data, tmp_path):
+def test_a_student_learns_the_task_from_the_teachers_spans_alone(teacher, synthetic, tmp_path):
     """alpha 1: no gold span reaches the loss, so a fresh 1-layer student that answers the dev
     questions has read the teacher's logits at the right windows and positions (a window
     given another window's logits learns nothing; measured: exact match 0 untrained)."""
     out = tmp_path / "student"
-    result = run(_options(data["vocab"], out, train_file=data["train"],
-                          predict_file=data["dev"], do_train=True, do_predict=True,
+    result = run(_options(synthetic["vocab"], out, train_file=synthetic["train"],
+                          predict_file=synthetic["dev"], do_train=True, do_predict=True,
                           do_eval=True, num_train_epochs=15.0,
                           teacher_checkpoint=str(teacher), distill_alpha=1.0,
                           distill_temperature=1.0),
@@ -91,9 +82,9 @@ def test_a_student_learns_the_task_from_the_teachers_spans_alone(teacher, data, 
     assert recorded["teacher"] == {"checkpoint": str(teacher), "labels": None, "task": "squad"}
 
 
-def test_a_student_of_the_teachers_layers_records_its_shape(teacher, data, tmp_path):
+def test_a_student_of_the_teachers_layers_records_its_shape(teacher, synthetic, tmp_path):
     out = tmp_path / "student"
-    result = run(_options(data["vocab"], out, layers=2, train_file=data["train"],
+    result = run(_options(synthetic["vocab"], out, layers=2, train_file=synthetic["train"],
                           do_train=True, num_train_epochs=1.0, init_checkpoint=str(teacher),
                           student_layers=["1"], teacher_checkpoint=str(teacher)),
                  tf.distribute.get_strategy())
@@ -101,9 +92,9 @@ def test_a_student_of_the_teachers_layers_records_its_shape(teacher, data, tmp_p
     assert json.loads((out / "bert_config.json").read_text())["num_hidden_layers"] == 1
 
 
-def test_with_alpha_0_the_student_trains_exactly_as_without_the_teacher(teacher, data, tmp_path):
+def test_with_alpha_0_the_student_trains_exactly_as_without_the_teacher(teacher, synthetic, tmp_path):
     def train(name, **distillation):
-        opts = _options(data["vocab"], tmp_path / name, train_file=data["train"],
+        opts = _options(synthetic["vocab"], tmp_path / name, train_file=synthetic["train"],
                         do_train=True, num_train_epochs=2.0, **distillation)
         return run(opts, tf.distribute.get_strategy())["train"]["loss"]
 
@@ -111,24 +102,24 @@ def test_with_alpha_0_the_student_trains_exactly_as_without_the_teacher(teacher,
         pytest.approx(train("alone"), rel=1e-6)
 
 
-def test_a_teacher_with_another_vocabulary_is_refused(teacher, data, tmp_path):
+def test_a_teacher_with_another_vocabulary_is_refused(teacher, synthetic, tmp_path):
     vocab = tmp_path / "vocab.txt"
-    vocab.write_text(open(data["vocab"]).read() + "zebra\n")
+    vocab.write_text(open(synthetic["vocab"]).read() + "zebra\n")
     with pytest.raises(ValueError, match="its vocabulary .* is not --vocab_file"):
-        run(_options(str(vocab), tmp_path / "out", train_file=data["train"], do_train=True,
+        run(_options(str(vocab), tmp_path / "out", train_file=synthetic["train"], do_train=True,
                      teacher_checkpoint=str(teacher)), tf.distribute.get_strategy())
 
 
-def test_a_classifier_run_is_refused_as_a_squad_teacher(data, tmp_path):
+def test_a_classifier_run_is_refused_as_a_squad_teacher(synthetic, tmp_path):
     folder = tmp_path / "classifier"
     folder.mkdir()
     (folder / "run_options.json").write_text(json.dumps({"task": "classifier", "options": {}}))
     with pytest.raises(ValueError, match="not a run_squad run"):
-        run(_options(data["vocab"], tmp_path / "out", train_file=data["train"], do_train=True,
+        run(_options(synthetic["vocab"], tmp_path / "out", train_file=synthetic["train"], do_train=True,
                      teacher_checkpoint=str(folder)), tf.distribute.get_strategy())
 
 
-def test_distillation_flags_without_a_teacher_are_named(data, tmp_path):
+def test_distillation_flags_without_a_teacher_are_named(synthetic, tmp_path):
     with pytest.raises(ValueError, match="distill_alpha: only with --teacher_checkpoint"):
-        run(_options(data["vocab"], tmp_path / "out", train_file=data["train"], do_train=True,
+        run(_options(synthetic["vocab"], tmp_path / "out", train_file=synthetic["train"], do_train=True,
                      distill_alpha=0.3), tf.distribute.get_strategy())
