@@ -50,7 +50,9 @@ pair (bert_tf.data.cross_pairs). --cross is the runner's route to such pairs:
 --distill_cross_pairs, which crosses the training pairs' sentences alone (dev sentences among
 them take part, but no dev pair is made). For SST-2, --transfer test is the 1,821 unlabelled
 sentences of its test set, less those also in its dev set (none are): whole sentences like
-the dev set's, where the training set is mostly phrases. MRPC kinds without stsb (test,
+the dev set's, where the training set is mostly phrases; nbrN+test adds N copies of them
+with words replaced by embedding neighbours, as MRPC's nbrN copies its training pairs. MRPC
+kinds without stsb (test,
 swap+test, ...) leave STS-B out.
 """
 
@@ -96,14 +98,14 @@ NEIGHBOURS = 8
 
 def _transfer_kind(text):
     """argparse type of --transfer: '+'-joined parts in the order stsb, swap, nbrN, test,
-    cross (MRPC), or test alone (SST-2 too)."""
+    cross (MRPC), or test or nbrN+test (SST-2)."""
     parts = text.split("+")
     order = [TRANSFER_ORDER.index(p[:3] if p.startswith("nbr") else p)
              if TRANSFER_PARTS.fullmatch(p) else -1 for p in parts]
     if -1 in order or order != sorted(set(order)):
         raise argparse.ArgumentTypeError(
             f"{text!r}: any of stsb, swap, nbrN (N 1-9), test, cross, in that order, "
-            f"'+'-joined (SST-2: test)")
+            f"'+'-joined (SST-2: test or nbrN+test)")
     return text
 
 
@@ -126,13 +128,18 @@ def transfer_file(kind, task, work_dir):
     copies of them with words replaced by embedding neighbours (seed 0); with test, the pairs
     of its unlabelled test set less those sharing a sentence with the dev set; with cross,
     cross_pairs of the training and test pairs' sentences, dev sentences held out (test and
-    cross pairs, with swap, in both orders). SST-2 (test alone): sst2_test_sentences."""
+    cross pairs, with swap, in both orders). SST-2: sst2_test_sentences, with nbrN followed
+    by N copies of them with words replaced by embedding neighbours (seed 0)."""
     path = os.path.join(work_dir, f"transfer_{kind.replace('+', '_')}_for_{task}.tsv")
     if os.path.exists(path):
         return path
     parts = kind.split("+")
     if task == "sst2":
-        return _write_transfer(path, kind, sst2_test_sentences())
+        test = sst2_test_sentences()
+        copies = sum(int(p[3:]) for p in parts if p.startswith("nbr"))
+        replace = neighbour_replacer(seed=0) if copies else None
+        return _write_transfer(path, kind, test + [replace(sentence) for _ in range(copies)
+                                                   for sentence in test])
     held_out = {sentence_key(row[c]) for row in _tsv_rows(os.path.join(GLUE, "MRPC", "dev.tsv"))
                 for c in (3, 4)}
 
@@ -241,8 +248,9 @@ def run(args):
     if args.transfer and not set(tasks) <= {"mrpc", "sst2"} or args.cross and tasks != ["mrpc"]:
         raise SystemExit(f"--tasks {args.tasks}: --transfer is built for MRPC and SST-2, "
                          f"--cross for MRPC (a sentence-pair task)")
-    if args.transfer and "sst2" in tasks and args.transfer != "test":
-        raise SystemExit(f"--transfer {args.transfer}: SST-2 has one transfer part, test")
+    if args.transfer and "sst2" in tasks and not re.fullmatch(r"(nbr[1-9]\+)?test",
+                                                               args.transfer):
+        raise SystemExit(f"--transfer {args.transfer}: SST-2 takes test or nbrN+test")
     head = commit()
     done = {key(r["task"], r["variant"], r["seed"], row_settings(r, args))
             for r in read_rows(args.results) if r["commit"] == head}
