@@ -2,6 +2,7 @@
 its JSON-lines results (read, append) and a checked runner process (run_classifier.py, ...)
 that resumes when it was interrupted."""
 
+import hashlib
 import json
 import os
 import shutil
@@ -54,11 +55,13 @@ def run_job(runner, output_dir, flags, what):
     """One of the repository's runners (e.g. "run_ner.py") writing to `output_dir`; returns
     (its eval_results.txt, seconds of this call). Exits naming `what` with the end of the
     runner's stderr when it fails, or when it stopped before evaluating (SIGTERM saves a
-    checkpoint). An `output_dir` holding such an unfinished run of the same command at the same
-    commit resumes from its checkpoint, as the runners do; any other is emptied first."""
+    checkpoint). An `output_dir` holding such an unfinished run of the same command on the same
+    code (code_state) resumes from its checkpoint, as the runners do; any other is emptied
+    first."""
     from bert_tf.metrics.results import read_eval_results
+    output_dir = os.path.abspath(output_dir)          # the runner runs in REPO
     arguments = [runner, f"--output_dir={output_dir}", *flags]
-    record = json.dumps({"arguments": arguments, "commit": commit(short=False)}, indent=1)
+    record = json.dumps({"arguments": arguments, **code_state()}, indent=1)
     record_path = os.path.join(output_dir, RUN_RECORD)
     results_path = os.path.join(output_dir, "eval_results.txt")
     if _read_text(record_path) == record and not os.path.exists(results_path):
@@ -78,6 +81,16 @@ def run_job(runner, output_dir, flags, what):
         raise SystemExit(f"{what} stopped before evaluating (interrupted?): rerun the same "
                          f"command at this commit to resume it from {output_dir}")
     return read_eval_results(results_path), round(time.time() - started, 1)
+
+
+def code_state():
+    """{"commit": the checked-out commit, "changes": a hash of the uncommitted changes to its
+    Python files and requirements (empty when there are none; results files that sweeps
+    append to do not count)}: what a run's results depend on besides its command."""
+    diff = subprocess.run(["git", "diff", "HEAD", "--", "*.py", "requirements.txt"], cwd=REPO,
+                          capture_output=True, check=True).stdout
+    return {"commit": commit(short=False),
+            "changes": hashlib.sha1(diff).hexdigest() if diff else ""}
 
 
 def _read_text(path):

@@ -7,7 +7,8 @@ above its own, function-local imports included. The layers, top to bottom:
   serving     bert_tf/serving/, bert_tf/prediction/
   training    bert_tf/training/, bert_tf/objectives/
   parts       bert_tf/{model,data,tokenization,checkpoints,metrics}/, bert_tf/plots.py
-  base        bert_tf/{config,names,fileio,options,kinds,_lazy}.py, bert_tf/__init__.py
+  base        bert_tf/{config,names,fileio,options,kinds,cpu_features,_lazy}.py,
+              bert_tf/__init__.py
 
 Modules of one layer may import each other. bert_tf.kinds names pieces of every layer as
 strings, imported on first use: that is not an import statement and is not checked here.
@@ -24,7 +25,7 @@ _TOP = {"predict": "runners", "flags": "runners", "flag_reference": "runners", "
         "training": "training", "objectives": "training", "model": "parts", "data": "parts",
         "tokenization": "parts", "checkpoints": "parts", "metrics": "parts", "plots": "parts",
         "config": "base", "names": "base", "fileio": "base", "options": "base", "kinds": "base",
-        "_lazy": "base", "__init__": "base"}
+        "cpu_features": "base", "_lazy": "base", "__init__": "base"}
 
 def layer_of(module):
     """The layer of dotted `module` (a bert_tf module or a root runner), None for others."""

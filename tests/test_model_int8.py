@@ -11,8 +11,8 @@ import tensorflow as tf
 
 import test_serving_support as support
 from bert_tf.model.activations import get_activation
-from bert_tf.model.int8 import (SMALL_LAYER_NORM, FusedLayerNorm, Int8Dense, _gelu_erf,
-                                int8_model, int8_sums_exact, quantize_kernel,
+from bert_tf.model.int8 import (INT8_DOT_FLAGS, SMALL_LAYER_NORM, FusedLayerNorm, Int8Dense,
+                                _gelu_erf, int8_model, int8_sums_exact, quantize_kernel,
                                 saturation_probe, weight_levels)
 from bert_tf.model.attention import attention_bias
 from bert_tf.cpu_features import cpu_flags
@@ -39,7 +39,7 @@ def test_the_saturation_probe_finds_exact_sums_on_cpus_with_int8_dot_products():
     AVX-VNNI or AMX; saturating int16 pair sums without (measured: 2.0 instead of 254 on an
     AVX2-only EPYC)."""
     probe = tf.function(saturation_probe)().numpy()
-    has_dot_products = bool(cpu_flags() & {"avx512_vnni", "avx_vnni", "amx_int8"})
+    has_dot_products = bool(cpu_flags() & set(INT8_DOT_FLAGS))
     assert int8_sums_exact() == has_dot_products
     if has_dot_products:
         assert abs(probe.item() - 254.0) < 0.5

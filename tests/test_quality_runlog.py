@@ -1,5 +1,5 @@
 """quality/runlog.run_job: a quality sweep's runner process resumes an interrupted run of the same
-command at the same commit, and starts any other run from an empty output folder."""
+command on the same code, and starts any other run from an empty output folder."""
 
 import os
 import sys
@@ -53,5 +53,15 @@ def test_a_finished_run_is_run_again_from_scratch(runner, tmp_path):
     with pytest.raises(SystemExit):
         runlog.run_job(runner, out, ["--seed=1"], "probe run")
     runlog.run_job(runner, out, ["--seed=1"], "probe run")
+    with pytest.raises(SystemExit, match="stopped before evaluating"):
+        runlog.run_job(runner, out, ["--seed=1"], "probe run")
+
+
+def test_a_run_on_other_code_starts_from_an_empty_folder(runner, tmp_path, monkeypatch):
+    out = str(tmp_path / "run")
+    with pytest.raises(SystemExit):
+        runlog.run_job(runner, out, ["--seed=1"], "probe run")
+    state = dict(runlog.code_state(), changes="0123abcd")            # an uncommitted edit
+    monkeypatch.setattr(runlog, "code_state", lambda: state)
     with pytest.raises(SystemExit, match="stopped before evaluating"):
         runlog.run_job(runner, out, ["--seed=1"], "probe run")

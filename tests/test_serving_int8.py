@@ -100,6 +100,21 @@ def test_the_load_time_check_of_8_bit_weights_passes_where_the_probe_is_exact(mo
     assert out["logits"].shape == (4, 2)
 
 
+def test_the_load_time_check_of_8_bit_weights_fails_where_the_probe_saturates(monkeypatch,
+                                                                              tmp_path):
+    """On any CPU: with a probe that reads saturated (about 2 instead of 254), both loaders
+    refuse the export, naming the fix. The TF1 loader runs the SavedModel's init op, as
+    tensorflow_model_server does."""
+    monkeypatch.setattr("bert_tf.serving.int8_check.saturation_probe",
+                        lambda: tf.constant([[2.0]]))
+    path = _export_int8(monkeypatch, tmp_path, 127)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Re-export it on this CPU"):
+        tf.saved_model.load(path)
+    with tf.Graph().as_default(), tf.compat.v1.Session() as session, pytest.raises(
+            tf.errors.InvalidArgumentError, match="Re-export it on this CPU"):
+        tf.compat.v1.saved_model.loader.load(session, ["serve"], path)
+
+
 def test_an_export_with_8_bit_weights_loads_only_where_they_sum_exactly(monkeypatch, tmp_path):
     """8-bit weights (an export built on a CPU with int8 dot products) carry a load-time check:
     where oneDNN would saturate them, loading fails naming the fix instead of serving wrong
@@ -112,10 +127,6 @@ def test_an_export_with_8_bit_weights_loads_only_where_they_sum_exactly(monkeypa
     else:
         with pytest.raises(tf.errors.InvalidArgumentError, match="Re-export it on this CPU"):
             tf.saved_model.load(path)
-        # The TF1 loader runs the SavedModel's init op, as tensorflow_model_server does.
-        with tf.Graph().as_default(), tf.compat.v1.Session() as session, pytest.raises(
-                tf.errors.InvalidArgumentError, match="Re-export it on this CPU"):
-            tf.compat.v1.saved_model.loader.load(session, ["serve"], path)
 
 
 def test_an_export_with_7_bit_weights_carries_no_load_time_check(monkeypatch, tmp_path):

@@ -110,6 +110,43 @@ def test_a_teacher_with_another_vocabulary_is_refused(teacher, synthetic, tmp_pa
                      teacher_checkpoint=str(teacher)), tf.distribute.get_strategy())
 
 
+def test_the_teachers_logits_are_kept_and_reused_by_a_rerun(teacher, synthetic, tmp_path,
+                                                             monkeypatch):
+    def opts():
+        return _options(synthetic["vocab"], tmp_path / "student", train_file=synthetic["train"],
+                        do_train=True, num_train_epochs=1.0, teacher_checkpoint=str(teacher))
+
+    run(opts(), tf.distribute.get_strategy())
+    kept = np.load(tmp_path / "student" / "train.tf_record.teacher_logits.npz")
+    assert kept["teacher_start_logits"].dtype == np.float16
+    assert kept["teacher_start_logits"].shape == kept["teacher_end_logits"].shape
+    assert kept["teacher_start_logits"].shape[1] == 64 and kept["teacher_start_logits"].any()
+
+    def no_second_pass(*args):
+        raise AssertionError("the teacher scored the windows again")
+
+    monkeypatch.setattr("bert_tf.jobs.squad_distillation.teacher_span_logits", no_second_pass)
+    run(opts(), tf.distribute.get_strategy())
+
+
+def test_a_teacher_with_other_casing_is_refused(teacher, synthetic, tmp_path):
+    with pytest.raises(ValueError, match="do_lower_case=True, this run has "
+                                         "--do_lower_case=False"):
+        run(_options(synthetic["vocab"], tmp_path / "out", train_file=synthetic["train"],
+                     do_train=True, do_lower_case=False, teacher_checkpoint=str(teacher)),
+            tf.distribute.get_strategy())
+
+
+def test_windows_longer_than_the_teachers_positions_are_refused(teacher, synthetic, tmp_path):
+    size = len(open(synthetic["vocab"]).read().split())
+    config = BertConfig.from_preset("L-1_H-32_A-2", vocab_size=size, max_position_embeddings=128)
+    with pytest.raises(ValueError, match="--max_seq_length 96 is longer than the teacher's "
+                                         "max_position_embeddings \\(64\\)"):
+        run(_options(synthetic["vocab"], tmp_path / "out", config=config, max_seq_length=96,
+                     train_file=synthetic["train"], do_train=True,
+                     teacher_checkpoint=str(teacher)), tf.distribute.get_strategy())
+
+
 def test_a_classifier_run_is_refused_as_a_squad_teacher(synthetic, tmp_path):
     folder = tmp_path / "classifier"
     folder.mkdir()

@@ -431,10 +431,12 @@ def read_tagger_teacher(path, labels):
     return _teacher(path, record, labels, "this run", "tagger")
 
 
-def read_span_teacher(path, vocab_file, do_lower_case, max_seq_length):
+def read_span_teacher(path, vocab_file, do_lower_case, max_seq_length,
+                      version_2_with_negative=False):
     """The Teacher at `path` (a run_squad output_dir or best/). It scores the student's own
     windows, so its vocabulary and casing must be the student's (`vocab_file`,
-    `do_lower_case`), and its position table must hold `max_seq_length`."""
+    `do_lower_case`), and its position table must hold `max_seq_length`. A SQuAD 1.1 teacher
+    of a SQuAD 2.0 student (`version_2_with_negative`) is logged as a warning."""
     from bert_tf.prediction.loading import checkpoint_head
     from bert_tf.tokenization.vocab import Vocabulary
     where = f"--teacher_checkpoint {path}"
@@ -451,6 +453,10 @@ def read_span_teacher(path, vocab_file, do_lower_case, max_seq_length):
     if teacher.do_lower_case != do_lower_case:
         raise ValueError(f"{where} was trained with do_lower_case={teacher.do_lower_case}, this "
                          f"run has --do_lower_case={do_lower_case}: both must tokenize alike")
+    if version_2_with_negative and not record.options.get("version_2_with_negative"):
+        logger.warning("%s was trained without --version_2_with_negative: its start and end "
+                       "logits never learned to point at [CLS] for unanswerable questions",
+                       where)
     if max_seq_length > teacher.config.max_position_embeddings:
         raise ValueError(f"{where}: --max_seq_length {max_seq_length} is longer than the "
                          f"teacher's max_position_embeddings "
@@ -560,8 +566,9 @@ def with_teacher_targets(dataset_fn, targets, row=lambda features: features["exa
     import tensorflow as tf
 
     def fn(input_context):
-        tables = {name: tf.constant(values, tf.float32) for name, values in targets.items()}
+        tables = {name: tf.constant(values) for name, values in targets.items()}  # float16 too
         return dataset_fn(input_context).map(
             lambda features: dict(features, **{
-                name: tf.gather(table, row(features)) for name, table in tables.items()}))
+                name: tf.cast(tf.gather(table, row(features)), tf.float32)
+                for name, table in tables.items()}))
     return fn

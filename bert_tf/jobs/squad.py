@@ -335,7 +335,8 @@ class SquadTask(FinetuneTask):
         if opts.teacher_checkpoint:
             from bert_tf.jobs.distillation import read_span_teacher
             self.teacher = read_span_teacher(opts.teacher_checkpoint, opts.vocab_file,
-                                             opts.do_lower_case, opts.max_seq_length)
+                                             opts.do_lower_case, opts.max_seq_length,
+                                             opts.version_2_with_negative)
         return {}
 
     def run_record(self):
@@ -354,15 +355,15 @@ class SquadTask(FinetuneTask):
 
     def _with_teacher(self, dataset_fn, path, num_features):
         """`dataset_fn` with the teacher's start and end logits of each window (computed
-        here, once); the random seed is set again afterwards, so that the student starts as
+        here, once, or read back from an earlier run); the random seed is set again afterwards, so that the student starts as
         it would without the teacher."""
         import keras
 
         from bert_tf.jobs.distillation import with_teacher_targets
-        from bert_tf.jobs.squad_distillation import teacher_span_logits, window_row
+        from bert_tf.jobs.squad_distillation import cached_teacher_span_logits, window_row
         opts = self.opts
-        targets = teacher_span_logits(self.teacher, path, num_features, opts.max_seq_length,
-                                      opts.predict_batch_size)
+        targets = cached_teacher_span_logits(self.teacher, path, num_features,
+                                             opts.max_seq_length, opts.predict_batch_size)
         keras.utils.set_random_seed(opts.seed)
         return with_teacher_targets(dataset_fn, targets, row=window_row)
 

@@ -6,15 +6,48 @@ The teacher scores the student's own training windows (train.tf_record) once, be
 the two models share a vocabulary and casing (bert_tf.jobs.distillation.read_span_teacher), so
 the teacher reads the same token ids at the same positions, whatever window length and stride
 it was trained with. Each window's logits are then looked up by its unique id as the student's
-batches are drawn.
+batches are drawn. They are kept beside the training file in float16 (SQuAD 1.1's 88k windows
+of 384: 135 MB), so a resumed or repeated run reuses them while the teacher's checkpoint and
+the training file stay the same.
 """
 
+import io
+import json
 import logging
 import time
 
 import numpy as np
 
+from bert_tf import fileio
+
 logger = logging.getLogger("bert_tf")
+
+CACHE_SUFFIX = ".teacher_logits.npz"         # beside train.tf_record
+NAMES = ("teacher_start_logits", "teacher_end_logits")
+
+
+def cached_teacher_span_logits(teacher, record_path, num_features, seq_length, batch_size):
+    """teacher_span_logits as float16 arrays, read from record_path + CACHE_SUFFIX when that
+    file was written for the same teacher checkpoint, training file (its .meta.json) and
+    shape, else computed and written there atomically."""
+    from bert_tf.checkpoints import resolve
+    with fileio.open_binary(record_path + ".meta.json") as f:
+        record_meta = json.loads(f.read().decode("utf-8"))
+    key = json.dumps({"teacher": resolve(teacher.path)[1], "record": record_meta,
+                      "shape": [num_features, seq_length]}, sort_keys=True)
+    path = record_path + CACHE_SUFFIX
+    if fileio.exists(path):
+        with fileio.open_binary(path) as f:
+            stored = np.load(io.BytesIO(f.read()))
+            if str(stored["key"]) == key:
+                logger.info("teacher: reusing the start and end logits in %s", path)
+                return {name: stored[name] for name in NAMES}
+    targets = {name: values.astype(np.float16) for name, values in teacher_span_logits(
+        teacher, record_path, num_features, seq_length, batch_size).items()}
+    buffer = io.BytesIO()
+    np.savez(buffer, key=np.array(key), **targets)
+    fileio.atomic_write_bytes(path, buffer.getvalue())
+    return targets
 
 
 def teacher_span_logits(teacher, record_path, num_features, seq_length, batch_size):
@@ -38,8 +71,7 @@ def teacher_span_logits(teacher, record_path, num_features, seq_length, batch_si
         return (tf.cast(outputs["start_logits"], tf.float32),
                 tf.cast(outputs["end_logits"], tf.float32))
 
-    targets = {name: np.zeros((num_features, seq_length), np.float32)
-               for name in ("teacher_start_logits", "teacher_end_logits")}
+    targets = {name: np.zeros((num_features, seq_length), np.float32) for name in NAMES}
     seen = np.zeros(num_features, bool)
     for batch in read_feature_dataset(record_path, seq_length, True, batch_size,
                                       shuffle_buffer=0):

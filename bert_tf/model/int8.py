@@ -33,6 +33,7 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.python.framework import op_def_library
 
+from bert_tf.cpu_features import cpu_flags
 from bert_tf.model.activations import activation_name, get_activation
 from bert_tf.model.attention import SelfAttention
 from bert_tf.model.precision import with_dtype_policy
@@ -44,6 +45,7 @@ LAYER_NORM = "_MklLayerNorm"                 # oneDNN's LayerNorm, registered be
 # per call whatever its size, plain ops 37 us on [53, 384] (one request) but 1 ms on [1700, 384].
 SMALL_LAYER_NORM = 65536
 _SMALLEST_RANGE = 1e-8                        # an all-zero column or input still has a scale
+INT8_DOT_FLAGS = ("avx512_vnni", "avx_vnni", "amx_int8")      # /proc/cpuinfo's names
 
 logger = logging.getLogger("bert_tf")
 
@@ -75,9 +77,11 @@ def weight_levels():
     sums hold without saturating)."""
     if int8_sums_exact():
         return 127
-    logger.warning("int8: oneDNN's int8 matmul saturates 8-bit weights on this CPU (no int8 "
-                   "dot products: AVX-512 VNNI, AVX-VNNI or AMX); quantizing weights to 7 "
-                   "bits (+-63)")
+    why = ("ONEDNN_MAX_CPU_ISA keeps oneDNN from this CPU's int8 dot products"
+           if cpu_flags() & set(INT8_DOT_FLAGS) else
+           "this CPU has no int8 dot products: " + ", ".join(INT8_DOT_FLAGS))
+    logger.warning("int8: oneDNN's int8 matmul saturates 8-bit weights here (%s); quantizing "
+                   "weights to 7 bits (+-63)", why)
     return 63
 
 
