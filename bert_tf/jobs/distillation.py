@@ -52,9 +52,10 @@ _DISTILL_SETTINGS = TEACHER_SETTINGS + (
 
 @dataclasses.dataclass(kw_only=True)
 class TeacherOptions:
-    """The flags every distilling runner takes (run_classifier, run_ner, run_squad). With student_layers,
-    `config` (--bert_config_file, else the config beside --init_checkpoint) describes
-    --init_checkpoint and becomes the student's: num_hidden_layers = len(student_layers)."""
+    """The flags every distilling runner takes (run_classifier, run_ner, run_squad). With
+    student_layers, `config` (--bert_config_file, else the config beside --init_checkpoint)
+    describes --init_checkpoint and becomes the student's: num_hidden_layers =
+    len(student_layers)."""
 
     teacher_checkpoint: str = option(
         None, "Distil a fine-tuned run of this runner into this one: its output_dir (the latest "

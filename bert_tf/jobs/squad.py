@@ -355,8 +355,8 @@ class SquadTask(FinetuneTask):
 
     def _with_teacher(self, dataset_fn, path, num_features):
         """`dataset_fn` with the teacher's start and end logits of each window (computed
-        here, once, or read back from an earlier run); the random seed is set again afterwards, so that the student starts as
-        it would without the teacher."""
+        here, once, or read back from an earlier run); the random seed is set again
+        afterwards, so that the student starts as it would without the teacher."""
         import keras
 
         from bert_tf.jobs.distillation import with_teacher_targets

@@ -27,13 +27,18 @@ NAMES = ("teacher_start_logits", "teacher_end_logits")
 
 
 def cached_teacher_span_logits(teacher, record_path, num_features, seq_length, batch_size):
-    """teacher_span_logits as float16 arrays, read from record_path + CACHE_SUFFIX when that
-    file was written for the same teacher checkpoint, training file (its .meta.json) and
-    shape, else computed and written there atomically."""
+    """teacher_span_logits, read from record_path + CACHE_SUFFIX when that file was written
+    for the same teacher checkpoint (its location and the time it was written), training file
+    (its .meta.json) and shape, else computed and written there atomically."""
+    import tensorflow as tf
+
     from bert_tf.checkpoints import resolve
     with fileio.open_binary(record_path + ".meta.json") as f:
         record_meta = json.loads(f.read().decode("utf-8"))
-    key = json.dumps({"teacher": resolve(teacher.path)[1], "record": record_meta,
+    location = resolve(teacher.path)[1]
+    written = next((tf.io.gfile.stat(p).mtime_nsec for p in (location + ".index", location)
+                    if fileio.exists(p)), None)
+    key = json.dumps({"teacher": [location, written], "record": record_meta,
                       "shape": [num_features, seq_length]}, sort_keys=True)
     path = record_path + CACHE_SUFFIX
     if fileio.exists(path):
@@ -42,8 +47,7 @@ def cached_teacher_span_logits(teacher, record_path, num_features, seq_length, b
             if str(stored["key"]) == key:
                 logger.info("teacher: reusing the start and end logits in %s", path)
                 return {name: stored[name] for name in NAMES}
-    targets = {name: values.astype(np.float16) for name, values in teacher_span_logits(
-        teacher, record_path, num_features, seq_length, batch_size).items()}
+    targets = teacher_span_logits(teacher, record_path, num_features, seq_length, batch_size)
     buffer = io.BytesIO()
     np.savez(buffer, key=np.array(key), **targets)
     fileio.atomic_write_bytes(path, buffer.getvalue())
@@ -51,8 +55,8 @@ def cached_teacher_span_logits(teacher, record_path, num_features, seq_length, b
 
 
 def teacher_span_logits(teacher, record_path, num_features, seq_length, batch_size):
-    """{"teacher_start_logits", "teacher_end_logits"}: float32 [num_features, seq_length]
-    arrays, row i for the window with unique id FIRST_UNIQUE_ID + i of `record_path` (a
+    """{"teacher_start_logits", "teacher_end_logits"}: float16 [num_features, seq_length]
+    arrays (soft targets need no more), row i for the window with unique id FIRST_UNIQUE_ID + i of `record_path` (a
     training TFRecord of run_squad)."""
     import tensorflow as tf
 
@@ -71,7 +75,7 @@ def teacher_span_logits(teacher, record_path, num_features, seq_length, batch_si
         return (tf.cast(outputs["start_logits"], tf.float32),
                 tf.cast(outputs["end_logits"], tf.float32))
 
-    targets = {name: np.zeros((num_features, seq_length), np.float32) for name in NAMES}
+    targets = {name: np.zeros((num_features, seq_length), np.float16) for name in NAMES}
     seen = np.zeros(num_features, bool)
     for batch in read_feature_dataset(record_path, seq_length, True, batch_size,
                                       shuffle_buffer=0):
