@@ -277,6 +277,38 @@ def test_with_alpha_0_the_student_trains_exactly_as_without_the_teacher(teacher,
         pytest.approx(train("alone"), rel=1e-7)
 
 
+def test_the_teachers_targets_are_kept_and_a_resumed_run_reuses_them(teacher, mrpc_small,
+                                                                    tmp_path, monkeypatch):
+    def opts(epochs):
+        return _options(config=BertConfig.from_json_file(teacher / "bert_config.json"),
+                        task_name="MRPC", data_dir=str(mrpc_small), output_dir=str(tmp_path),
+                        init_checkpoint=str(teacher), student_layers=["1"],
+                        teacher_checkpoint=str(teacher), do_train=True,
+                        num_train_epochs=epochs, learning_rate=1e-3)
+
+    run(opts(1), tf.distribute.get_strategy())
+    kept = np.load(tmp_path / "teacher_targets.npz")
+    assert kept["teacher_logits"].shape == (40, 2) and kept["teacher_logits"].any()
+
+    def no_second_pass(*args):
+        raise AssertionError("the teacher scored the examples again")
+
+    monkeypatch.setattr("bert_tf.jobs.distillation.teacher_targets", no_second_pass)
+    assert run(opts(2), tf.distribute.get_strategy())["train"]["step"] == 10  # resumed at 5
+
+
+def test_kept_targets_of_other_examples_or_another_teacher_are_computed_again(tmp_path):
+    from bert_tf.jobs.distillation import cached_targets
+    path = str(tmp_path / "teacher_targets.npz")
+    first = cached_targets(path, {"examples": "a"}, lambda: {"t": np.ones((2, 2), np.float32)})
+    again = cached_targets(path, {"examples": "a"}, lambda: pytest.fail("computed again"))
+    assert (again["t"] == first["t"]).all() and list(again) == ["t"]
+    other = cached_targets(path, {"examples": "b"}, lambda: {"t": np.zeros((3, 2), np.float32)})
+    assert other["t"].shape == (3, 2)
+    assert cached_targets(path, {"examples": "b"}, lambda: pytest.fail("computed again"))[
+        "t"].shape == (3, 2)
+
+
 # --------------------------------------------------------------------------- augmentation
 def test_augmented_copies_drop_words_keep_labels_and_follow_the_seed():
     from bert_tf.data.classification.examples import InputExample

@@ -409,16 +409,19 @@ class ClassifierTask(FinetuneTask):
                             label_ids=columns.label_ids[:labelled])
 
     def with_teacher(self, dataset_fn, columns, labelled):
-        """dataset_fn with the teacher's logits of each example (computed here, once), and
-        when the first `labelled` examples are followed by a transfer set, each example's
-        label_weight; the random seed is set again afterwards, so that the student starts as
-        it would without the teacher."""
+        """dataset_fn with the teacher's logits of each example (computed here, once, and kept
+        in output_dir/teacher_targets.npz for a resumed run), and when the first `labelled`
+        examples are followed by a transfer set, each example's label_weight; the random seed
+        is set again afterwards, so that the student starts as it would without the teacher."""
         import keras
 
-        from bert_tf.jobs.distillation import label_weights, teacher_targets, \
-            with_teacher_targets
-        targets = teacher_targets(self.teacher, columns, self.opts.eval_batch_size,
-                                  self.teacher_cls_layers)
+        from bert_tf.jobs.distillation import TARGETS_FILE, cached_targets, label_weights, \
+            teacher_identity, teacher_targets, with_teacher_targets
+        key = {"teacher": teacher_identity(self.teacher), "examples": columns.fingerprint(),
+               "cls_layers": self.teacher_cls_layers}
+        targets = cached_targets(
+            os.path.join(self.opts.output_dir, TARGETS_FILE), key, lambda: teacher_targets(
+                self.teacher, columns, self.opts.eval_batch_size, self.teacher_cls_layers))
         if labelled < columns.num_examples:
             targets["label_weight"] = label_weights(labelled, columns.num_examples)
         keras.utils.set_random_seed(self.opts.seed)

@@ -33,15 +33,20 @@ feature is 0).
 """
 
 import dataclasses
+import io
+import json
 import logging
 import os
 import time
 
 import numpy as np
 
+from bert_tf import fileio
 from bert_tf.options import non_defaults, option
 
 logger = logging.getLogger("bert_tf")
+
+TARGETS_FILE = "teacher_targets.npz"     # run_classifier's, in output_dir
 
 TEACHER_SETTINGS = ("distill_temperature", "distill_alpha")
 _DISTILL_SETTINGS = TEACHER_SETTINGS + (
@@ -99,7 +104,6 @@ class TeacherOptions:
         if not self.distill_temperature > 0:
             raise ValueError(f"--distill_temperature must be > 0, got "
                              f"{self.distill_temperature}")
-        from bert_tf import fileio
         if not fileio.exists(self.teacher_checkpoint):
             raise FileNotFoundError(f"--teacher_checkpoint {self.teacher_checkpoint} does not "
                                     f"exist")
@@ -185,7 +189,6 @@ class DistillationOptions(TeacherOptions):
 
 def check_transfer_file(path):
     """--distill_transfer_file, when given, must exist (checked before any training)."""
-    from bert_tf import fileio
     if path and not fileio.exists(path):
         raise FileNotFoundError(f"--distill_transfer_file {path} does not exist")
 
@@ -342,7 +345,6 @@ def transfer_examples(path, text_pairs, label):
     with the placeholder `label` (the gold-label loss skips them): one a line, text_a, or with
     `text_pairs` text_a<TAB>text_b; blank lines are skipped. Raises DataFormatError naming the
     line of a wrong column count, an empty text or undecodable bytes, or an empty file."""
-    from bert_tf import fileio
     from bert_tf.data.classification.examples import DataFormatError, InputExample
     wanted = 2 if text_pairs else 1
     what = "text_a<TAB>text_b (a sentence-pair task)" if text_pairs else "text_a alone (a " \
@@ -558,6 +560,38 @@ def teacher_targets(teacher, columns, batch_size, cls_layers=None):
     logger.info("teacher: %s of %d training examples (%s, batch %d) in %.1f s",
                 " and ".join(targets), columns.num_examples, teacher.path, batch_size,
                 time.perf_counter() - start)
+    return targets
+
+
+def teacher_identity(teacher):
+    """[checkpoint location, when it was written, its run's tokenization]: what a cache of the
+    teacher's outputs depends on besides the examples it scored."""
+    import tensorflow as tf
+
+    from bert_tf.checkpoints import resolve
+    location = resolve(teacher.path)[1]
+    written = next((tf.io.gfile.stat(p).mtime_nsec for p in (location + ".index", location)
+                    if fileio.exists(p)), None)
+    return [location, written, teacher.vocab_file, teacher.do_lower_case,
+            teacher.max_seq_length, teacher.doc_stride, teacher.window_pooling,
+            teacher.max_windows]
+
+
+def cached_targets(path, key, compute):
+    """compute()'s {name: array}, read from `path` (.npz) when it was written under the same
+    `key` (JSON-able), else computed and written there atomically: a resumed or repeated run
+    does not run the teacher's pass again."""
+    key = json.dumps(key, sort_keys=True)
+    if fileio.exists(path):
+        with fileio.open_binary(path) as f:
+            stored = np.load(io.BytesIO(f.read()))
+            if str(stored["key"]) == key:
+                logger.info("teacher: reusing its outputs in %s", path)
+                return {name: stored[name] for name in stored.files if name != "key"}
+    targets = compute()
+    buffer = io.BytesIO()
+    np.savez(buffer, key=np.array(key), **targets)
+    fileio.atomic_write_bytes(path, buffer.getvalue())
     return targets
 
 

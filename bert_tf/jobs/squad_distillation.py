@@ -11,7 +11,6 @@ of 384: 135 MB), so a resumed or repeated run reuses them while the teacher's ch
 the training file stay the same.
 """
 
-import io
 import json
 import logging
 import time
@@ -27,31 +26,16 @@ NAMES = ("teacher_start_logits", "teacher_end_logits")
 
 
 def cached_teacher_span_logits(teacher, record_path, num_features, seq_length, batch_size):
-    """teacher_span_logits, read from record_path + CACHE_SUFFIX when that file was written
-    for the same teacher checkpoint (its location and the time it was written), training file
-    (its .meta.json) and shape, else computed and written there atomically."""
-    import tensorflow as tf
-
-    from bert_tf.checkpoints import resolve
+    """teacher_span_logits, kept in record_path + CACHE_SUFFIX and reused while the teacher
+    (bert_tf.jobs.distillation.teacher_identity), the training file (its .meta.json) and the
+    shape stay the same."""
+    from bert_tf.jobs.distillation import cached_targets, teacher_identity
     with fileio.open_binary(record_path + ".meta.json") as f:
         record_meta = json.loads(f.read().decode("utf-8"))
-    location = resolve(teacher.path)[1]
-    written = next((tf.io.gfile.stat(p).mtime_nsec for p in (location + ".index", location)
-                    if fileio.exists(p)), None)
-    key = json.dumps({"teacher": [location, written], "record": record_meta,
-                      "shape": [num_features, seq_length]}, sort_keys=True)
-    path = record_path + CACHE_SUFFIX
-    if fileio.exists(path):
-        with fileio.open_binary(path) as f:
-            stored = np.load(io.BytesIO(f.read()))
-            if str(stored["key"]) == key:
-                logger.info("teacher: reusing the start and end logits in %s", path)
-                return {name: stored[name] for name in NAMES}
-    targets = teacher_span_logits(teacher, record_path, num_features, seq_length, batch_size)
-    buffer = io.BytesIO()
-    np.savez(buffer, key=np.array(key), **targets)
-    fileio.atomic_write_bytes(path, buffer.getvalue())
-    return targets
+    key = {"teacher": teacher_identity(teacher), "record": record_meta,
+           "shape": [num_features, seq_length]}
+    return cached_targets(record_path + CACHE_SUFFIX, key, lambda: teacher_span_logits(
+        teacher, record_path, num_features, seq_length, batch_size))
 
 
 def teacher_span_logits(teacher, record_path, num_features, seq_length, batch_size):
