@@ -40,8 +40,8 @@ def cached_teacher_span_logits(teacher, record_path, num_features, seq_length, b
 
 def teacher_span_logits(teacher, record_path, num_features, seq_length, batch_size):
     """{"teacher_start_logits", "teacher_end_logits"}: float16 [num_features, seq_length]
-    arrays (soft targets need no more), row i for the window with unique id FIRST_UNIQUE_ID + i of `record_path` (a
-    training TFRecord of run_squad)."""
+    arrays (soft targets need no more), row i for the window with unique id
+    FIRST_UNIQUE_ID + i of `record_path` (a training TFRecord of run_squad)."""
     import tensorflow as tf
 
     from bert_tf.checkpoints import load_weights
