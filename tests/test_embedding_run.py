@@ -7,6 +7,7 @@ reports. (Fine-tuned MiniLM against sentence-transformers' fit: quality/embeddin
 import dataclasses
 import json
 import logging
+import shutil
 
 import keras
 import numpy as np
@@ -96,9 +97,11 @@ def test_a_run_folder_exports_with_the_pooling_it_trained(trained, tmp_path):
     assert (given.pooling, given.normalize) == ("max", True)
 
 
-def test_a_rerun_with_more_epochs_resumes(trained, caplog):
-    opts = dataclasses.replace(trained["opts"], num_train_epochs=1.5, do_predict=False,
-                               export_dir=None)
+def test_a_rerun_with_more_epochs_resumes(trained, tmp_path, caplog):
+    shutil.copytree(trained["folder"] / "out", tmp_path / "out")      # the run's own folder
+    opts = dataclasses.replace(trained["opts"], output_dir=str(tmp_path / "out"),
+                               num_train_epochs=1.5, do_eval=False, eval_every_steps=0,
+                               do_predict=False, export_dir=None)
     with caplog.at_level(logging.INFO, logger="bert_tf"):
         result = run(opts, tf.distribute.get_strategy())
     assert "at step 8" in caplog.text and "resumed from" in caplog.text

@@ -1,26 +1,47 @@
 """The embedding kind served: export_savedmodel.py --task=embedding and bert_tf.predict give
-MiniLM's in-process embeddings (real weights, real STS-B sentences); pooling from the folder or
-the flags; long texts in windows."""
+the in-process embeddings of a sentence-transformers folder (real STS-B sentences); pooling from
+the folder or the flags; long texts in windows; bf16 close to float32 on MiniLM's real weights.
+
+Where the export, pooling and windows are what is checked, the folder is MiniLM's with a tiny
+random BERT in place of its weights (its vocabulary, modules.json and 1_Pooling kept): no
+weights change those, and a tiny model exports in half the time."""
 
 import json
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.checkpoints import load_encoder
+import test_serving_support as support
+from bert_tf.checkpoints import load_encoder, save_weights
 from bert_tf.jobs.export import ExportOptions, run as export_run
 from bert_tf.jobs.predict import PredictOptions, run as predict_run
-from bert_tf.model import BertEmbedder
+from bert_tf.model import BertEmbedder, BertEncoder
 from bert_tf.prediction.loading import CheckpointSettings
 from helpers import minilm_dir
 from test_embedding_model import padded_ids, sts_sentences
 
 
-def export(tmp_path, **options):
-    path = export_run(ExportOptions(export_dir=str(tmp_path), init_checkpoint=str(minilm_dir()),
+def export(tmp_path, folder, **options):
+    """export_savedmodel.py's job on the sentence-transformers `folder`: (version path, the
+    SavedModel loaded in this process)."""
+    path = export_run(ExportOptions(export_dir=str(tmp_path), init_checkpoint=str(folder),
                                     task="embedding", warmup=False, **options))
     return path, tf.saved_model.load(path)
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    """MiniLM's sentence-transformers folder (vocabulary, modules.json with its Normalize
+    module, 1_Pooling: mean pooling) holding a tiny random BERT in HuggingFace format."""
+    folder = tmp_path_factory.mktemp("tiny_sentence_transformer")
+    keras.utils.set_random_seed(11)
+    save_weights(BertEncoder(support.tiny_config()), folder, "hf",
+                 vocab_file=minilm_dir() / "vocab.txt")
+    for name in ("modules.json", "1_Pooling"):
+        (folder / name).symlink_to(minilm_dir() / name)
+    return folder
 
 
 @pytest.fixture(scope="module")
@@ -29,13 +50,14 @@ def texts():
 
 
 @pytest.fixture(scope="module")
-def embedder():
-    return BertEmbedder(load_encoder(minilm_dir()), pooling="mean", normalize=True)
+def embedder(folder):
+    """The folder's model with its pooling (mean, normalised), in process."""
+    return BertEmbedder(load_encoder(folder), pooling="mean", normalize=True)
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    return export(tmp_path_factory.mktemp("embedding"), max_seq_length=64)
+def exported(tmp_path_factory, folder):
+    return export(tmp_path_factory.mktemp("embedding"), folder, max_seq_length=64)
 
 
 def test_the_export_records_the_folders_pooling(exported):
@@ -48,7 +70,7 @@ def test_the_export_records_the_folders_pooling(exported):
 def test_raw_text_gives_the_in_process_embeddings(exported, embedder, texts):
     served = exported[1].signatures["serving_default"](text_a=tf.constant(texts))
     expected = embedder(padded_ids(texts, seq=64))["embedding"].numpy()
-    assert served["embedding"].shape == (len(texts), 384)
+    assert served["embedding"].shape == (len(texts), support.tiny_config().hidden_size)
     np.testing.assert_allclose(served["embedding"].numpy(), expected, atol=1e-5)
 
 
@@ -60,10 +82,10 @@ def test_token_ids_give_the_in_process_embeddings(exported, embedder, texts):
                                embedder(features)["embedding"].numpy(), atol=1e-5)
 
 
-def test_predict_from_the_folder_and_from_the_export_equals_the_model(exported, embedder,
-                                                                        texts):
+def test_predict_from_the_folder_and_from_the_export_equals_the_model(folder, exported,
+                                                                        embedder, texts):
     expected = embedder(padded_ids(texts, seq=64))["embedding"].numpy()
-    from_folder = predict_run(PredictOptions(model=str(minilm_dir()), text=texts, batch_size=5,
+    from_folder = predict_run(PredictOptions(model=str(folder), text=texts, batch_size=5,
                                              checkpoint=CheckpointSettings(max_seq_length=64)))
     from_export = predict_run(PredictOptions(model=exported[0], text=texts, batch_size=5))
     for results in (from_folder, from_export):
@@ -71,9 +93,9 @@ def test_predict_from_the_folder_and_from_the_export_equals_the_model(exported, 
         np.testing.assert_allclose([r["embedding"] for r in results], expected, atol=1e-5)
 
 
-def test_flags_override_the_folders_pooling(tmp_path, texts):
-    path, loaded = export(tmp_path, max_seq_length=64, pooling="cls", normalize=False)
-    model = BertEmbedder(load_encoder(minilm_dir()), pooling="cls", normalize=False)
+def test_flags_override_the_folders_pooling(tmp_path, folder, embedder, texts):
+    _, loaded = export(tmp_path, folder, max_seq_length=64, pooling="cls", normalize=False)
+    model = BertEmbedder(embedder.encoder, pooling="cls", normalize=False)
     served = loaded.signatures["serving_default"](text_a=tf.constant(texts[:3]))
     np.testing.assert_allclose(served["embedding"].numpy(),
                                model(padded_ids(texts[:3], seq=64))["embedding"].numpy(),
@@ -95,9 +117,9 @@ def window_features(text, seq, stride):
             "segment_ids": np.zeros_like(rows)}
 
 
-def test_a_long_text_is_the_normalised_mean_of_its_windows(tmp_path, embedder, texts):
+def test_a_long_text_is_the_normalised_mean_of_its_windows(tmp_path, folder, embedder, texts):
     long_text = " ".join(texts)
-    _, loaded = export(tmp_path, max_seq_length=32, doc_stride=16)
+    _, loaded = export(tmp_path, folder, max_seq_length=32, doc_stride=16)
     served = loaded.signatures["serving_default"](text_a=tf.constant([texts[0], long_text]))
     short, long = window_features(texts[0], 32, 16), window_features(long_text, 32, 16)
     assert len(long["input_ids"]) > 3
@@ -108,10 +130,12 @@ def test_a_long_text_is_the_normalised_mean_of_its_windows(tmp_path, embedder, t
     np.testing.assert_allclose(np.linalg.norm(served["embedding"].numpy(), axis=1), 1, atol=1e-5)
 
 
-def test_a_bf16_export_stays_close(tmp_path, embedder, texts):
-    _, loaded = export(tmp_path, max_seq_length=64, precision="bf16")
+def test_a_bf16_export_stays_close(tmp_path, minilm_encoder, texts):
+    """MiniLM's real weights: bf16 rounding of a trained model's activations."""
+    _, loaded = export(tmp_path, minilm_dir(), max_seq_length=64, precision="bf16")
     served = loaded.signatures["serving_default"](text_a=tf.constant(texts))["embedding"]
     assert served.dtype == tf.float32
+    embedder = BertEmbedder(minilm_encoder, pooling="mean", normalize=True)
     cosine = np.sum(served.numpy() * embedder(padded_ids(texts, seq=64))["embedding"].numpy(),
                     axis=1)
     assert cosine.min() > 0.99

@@ -6,6 +6,7 @@ evaluation of the weights they use, and stops after a preempted training run. Sh
 SwagTask on real SWAG rows and a 1-layer model."""
 
 import csv
+import shutil
 
 import pytest
 import tensorflow as tf
@@ -120,20 +121,27 @@ def test_with_the_best_weights_loaded_the_final_evaluation_is_the_best_steps(swa
     assert result["eval"]["global_step"] == best
 
 
-def test_without_periodic_evaluation_the_final_one_runs_after_training(swag_files):
+@pytest.fixture(scope="module")
+def final_run(swag_files):
+    """A RecordingSwag run that trains 4 steps without periodic evaluation, then evaluates and
+    predicts: (the task, its result, its output_dir)."""
     folder, train = swag_files
     task = RecordingSwag(_opts(folder, train, "final"))
-    result = run_task(task, tf.distribute.get_strategy())
+    return task, run_task(task, tf.distribute.get_strategy()), folder / "final"
+
+
+def test_without_periodic_evaluation_the_final_one_runs_after_training(final_run):
+    task, result, _ = final_run
     assert [c for c in task.calls if c[0] == "evaluate"] == [("evaluate", 4)]
     assert ("record_evaluation", 4, "artifact@4", False) in task.calls
     assert result["eval"]["global_step"] == 4
 
 
-def test_predict_only_restores_the_trained_step_and_gets_no_evaluation(swag_files):
-    folder, train = swag_files
-    run_task(SwagTask(_opts(folder, train, "restore", do_eval=False, do_predict=False)),
-             tf.distribute.get_strategy())
-    task = RecordingSwag(_opts(folder, train, "restore", do_train=False, do_eval=False))
+def test_predict_only_restores_the_trained_step_and_gets_no_evaluation(swag_files, final_run,
+                                                                        tmp_path):
+    _, train = swag_files
+    shutil.copytree(final_run[2], tmp_path / "restore")       # a trained output_dir
+    task = RecordingSwag(_opts(tmp_path, train, "restore", do_train=False, do_eval=False))
     result = run_task(task, tf.distribute.get_strategy())
     assert task.calls == ["prepare", ("loss", None), ("decide", 4),
                           ("predict", "decision@4", None, None),

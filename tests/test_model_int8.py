@@ -140,12 +140,18 @@ def test_only_last_axis_layer_norms_with_scale_and_offset_fuse():
         FusedLayerNorm.from_layer_norm(norm)
 
 
+@pytest.fixture
+def model(tiny_classifier):
+    """The session's tiny random MRPC classifier (test_serving_support.build_model); int8_model
+    leaves it as it was, so every test may read it."""
+    return tiny_classifier
+
+
 def _layers(model, kind):
     return [layer for layer in model._flatten_layers() if isinstance(layer, kind)]
 
 
-def test_every_dense_projection_becomes_int8_and_nothing_else_changes():
-    model = support.build_model("classifier")
+def test_every_dense_projection_becomes_int8_and_nothing_else_changes(model):
     quantized = int8_model(model)
     blocks = model.config.num_hidden_layers
     # q, k and v as one; attention output, intermediate, output per block; the pooler; the
@@ -167,8 +173,7 @@ def test_every_dense_projection_becomes_int8_and_nothing_else_changes():
     np.testing.assert_array_equal(embeddings.numpy(), model.encoder.word_embeddings.numpy())
 
 
-def test_int8_classifier_logits_stay_close_to_the_float_models():
-    model = support.build_model("classifier")
+def test_int8_classifier_logits_stay_close_to_the_float_models(model):
     features = support.classifier_features(*support.mrpc_pairs(24))
     want = support.keras_outputs(model, features, graph=True)["logits"]
     got = support.keras_outputs(int8_model(model), features, graph=True)["logits"]
@@ -177,10 +182,9 @@ def test_int8_classifier_logits_stay_close_to_the_float_models():
     assert np.mean(got.argmax(axis=1) == want.argmax(axis=1)) >= 0.8
 
 
-def test_int8_copies_compute_the_exact_gelu_with_erf_not_erfc():
+def test_int8_copies_compute_the_exact_gelu_with_erf_not_erfc(model):
     """Float exports fuse tf.nn.gelu into oneDNN's matmul; int8 ones apply it on their own,
     where its Erfc kernel costs twice Erf's."""
-    model = support.build_model("classifier")
     assert model.config.hidden_act == "gelu"
     copy = int8_model(model)
     features = {k: tf.constant(v) for k, v in
@@ -190,11 +194,10 @@ def test_int8_copies_compute_the_exact_gelu_with_erf_not_erfc():
     assert "Erf" in types and "Erfc" not in types
 
 
-def test_the_folded_gelu_feed_forward_computes_what_int8_layers_with_gelu_compute():
+def test_the_folded_gelu_feed_forward_computes_what_int8_layers_with_gelu_compute(model):
     """_fold_gelu_constants moves GELU's constants into the projections' scales: the int8
     block's feed-forward equals the plain one (Int8Dense, GELU, Int8Dense) up to float
     rounding, and its int8 kernels are the plain ones up to one step, rarely."""
-    model = support.build_model("classifier")
     block = _layers(model, TransformerBlock)[0]
     folded = _layers(int8_model(model), TransformerBlock)[0]
     assert folded.intermediate_activation is not _gelu_erf
@@ -210,19 +213,21 @@ def test_the_folded_gelu_feed_forward_computes_what_int8_layers_with_gelu_comput
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * np.abs(want).max())
 
 
-def _op_dtypes(model, op_type):
+def _op_dtypes(model):
+    """{op type: the dtypes (attribute T) of its ops} of attention's matmuls and softmax in
+    the graph of `model` on two MRPC pairs."""
     features = {k: tf.constant(v) for k, v in
                 support.classifier_features(*support.mrpc_pairs(2)).items()}
     graph = tf.function(lambda f: model(f, training=False)).get_concrete_function(features).graph
-    return {op.get_attr("T").name for op in graph.get_operations() if op.type == op_type}
+    return {op_type: {op.get_attr("T").name for op in graph.get_operations()
+                      if op.type == op_type} for op_type in ("BatchMatMulV2", "Softmax")}
 
 
-def test_an_int8_copy_runs_attention_in_bfloat16_when_asked():
-    model = support.build_model("classifier")
-    assert _op_dtypes(int8_model(model), "BatchMatMulV2") == {"float32"}
-    assert _op_dtypes(int8_model(model), "Softmax") == {"float32"}
-    bf16 = int8_model(model, attention_dtype="bfloat16")
-    assert _op_dtypes(bf16, "BatchMatMulV2") == _op_dtypes(bf16, "Softmax") == {"bfloat16"}
+def test_an_int8_copy_runs_attention_in_bfloat16_when_asked(model):
+    assert _op_dtypes(int8_model(model)) == {"BatchMatMulV2": {"float32"},
+                                             "Softmax": {"float32"}}
+    assert _op_dtypes(int8_model(model, attention_dtype="bfloat16")) == {
+        "BatchMatMulV2": {"bfloat16"}, "Softmax": {"bfloat16"}}
 
 
 def test_a_bfloat16_softmax_gives_what_a_float32_softmax_between_casts_gives():

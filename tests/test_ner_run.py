@@ -1,10 +1,10 @@
 """run_ner end to end: a small tagger trained from scratch on CoNLL-2003 sentences finds
-entities in held-out ones; eval, predict and the runner agree with each other."""
+entities in held-out ones; eval, predict and a predict-only run on its output_dir agree with
+each other."""
 
 import json
-import os
-import subprocess
-import sys
+import logging
+import shutil
 
 import keras
 import pytest
@@ -15,9 +15,7 @@ from bert_tf.data.ner import read_conll
 from bert_tf.jobs.ner import LABELS_FILE, NerOptions, resolve_labels, run
 from bert_tf.metrics.ner import score
 from bert_tf.metrics.results import read_eval_results
-from helpers import REPO, shared_path
-
-ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(REPO))
+from helpers import shared_path
 
 
 def _head(src, dst, sentences):
@@ -84,16 +82,19 @@ def test_words_only_file_gets_the_same_tags_as_eval(trained):
                       "I-PER"]
 
 
-def test_runner_predicts_with_the_trained_output_dir(trained, tmp_path):
-    out = trained["out"]
-    done = subprocess.run(
-        [sys.executable, str(REPO / "run_ner.py"), f"--output_dir={out}",
-         f"--bert_config_file={out / 'bert_config.json'}", f"--vocab_file={trained['vocab']}",
-         f"--predict_file={trained['dev']}", "--do_predict", "--max_seq_length=64",
-         "--predict_batch_size=16", f"--export_dir={tmp_path / 'export'}"], env=ENV,
-        capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "resumed from" in done.stderr
+def test_runner_predicts_with_the_trained_output_dir(trained, tmp_path, caplog):
+    """What run_ner.py --do_predict --export_dir does with a copy of the trained output_dir
+    and its bert_config.json (in-process: the runner's own process is tested with
+    --class_weights in test_ner_class_weights.py)."""
+    out = tmp_path / "out"
+    shutil.copytree(trained["out"], out)
+    opts = NerOptions(config=BertConfig.from_json_file(str(out / "bert_config.json")),
+                      output_dir=str(out), vocab_file=trained["vocab"],
+                      predict_file=trained["dev"], do_predict=True, max_seq_length=64,
+                      predict_batch_size=16, export_dir=str(tmp_path / "export"))
+    with caplog.at_level(logging.INFO, logger="bert_tf"):
+        run(opts, tf.distribute.get_strategy())
+    assert "resumed from" in caplog.text
     again = read_conll(out / "test_predictions.txt")
     evaluated = read_conll(out / "eval_predictions.txt")
     assert ([[c[-1] for c in s.columns] for s in again.sentences]

@@ -6,8 +6,7 @@ eval_history.jsonl on its default metric."""
 import csv
 import json
 import os
-import subprocess
-import sys
+import shutil
 
 import keras
 import numpy as np
@@ -16,9 +15,8 @@ import tensorflow as tf
 
 from bert_tf import BertConfig
 from bert_tf.metrics.results import read_eval_results
-from helpers import REPO, conll_head, minilm_dir, shared_path
+from helpers import conll_head, minilm_dir, shared_path
 
-ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(REPO))
 STRATEGY = tf.distribute.get_strategy
 
 
@@ -84,43 +82,58 @@ def _scripted_run(tmp_path, metric_values, on_evaluate=None, **options):
     return trained, setup, kernels, kept
 
 
-def test_evaluations_end_loops_and_the_best_weights_come_back(tmp_path):
-    # iterations_per_loop 6, eval every 4: loops end at 4, 8 and the last step 10, where the
-    # evaluations run; the best (step 8) is loaded at the end.
-    trained, setup, kernels, kept = _scripted_run(tmp_path, {4: 0.5, 8: 0.9, 10: 0.6},
-                                                  iterations_per_loop=6, eval_every_steps=4)
+@pytest.fixture(scope="module")
+def loops_run(tmp_path_factory):
+    """10 steps with iterations_per_loop 6, an evaluation every 4 steps and a checkpoint every
+    6: loops end at 4, 6 (the checkpoint), 8 and the last step 10; f1 is best at step 8."""
+    folder = tmp_path_factory.mktemp("loops")
+    return folder, _scripted_run(folder, {4: 0.5, 8: 0.9, 10: 0.6}, iterations_per_loop=6,
+                                 eval_every_steps=4, save_checkpoints_steps=6)
+
+
+def test_evaluations_end_loops_and_the_best_weights_come_back(loops_run):
+    # without the evaluations the first loop would run 6 steps; the evaluations run at 4, 8
+    # and 10, and the best (step 8) is loaded at the end.
+    folder, (trained, setup, kernels, kept) = loops_run
     assert sorted(trained.evaluated) == [4, 8, 10] and trained.train["step"] == 10
     assert (trained.best_step, trained.step, trained.loaded_best) == (8, 8, True)
     assert trained.evaluation()["f1"] == 0.9 and trained.evaluation()["global_step"] == 8
     assert sorted(kept) == [8, 10]                         # the best and the latest only
     assert not np.array_equal(kernels[8], kernels[10])
     np.testing.assert_array_equal(setup.model.tagger.weights[0].numpy(), kernels[8])
-    assert [h["improved"] for h in _history(tmp_path)] == [True, True, False]
+    assert [h["improved"] for h in _history(folder)] == [True, True, False]
 
 
-def test_patience_stops_training_and_load_best_at_end_can_be_declined(tmp_path):
-    trained, setup, kernels, _ = _scripted_run(
-        tmp_path, {2: 0.5, 4: 0.4, 6: 0.3, 8: 0.2, 10: 0.1}, iterations_per_loop=2,
-        eval_every_steps=2, early_stopping_patience=2, load_best_at_end=False)
+PATIENCE_VALUES = {2: 0.5, 4: 0.4, 6: 0.3, 8: 0.2, 10: 0.1}
+PATIENCE_OPTIONS = dict(iterations_per_loop=2, eval_every_steps=2, early_stopping_patience=2,
+                        load_best_at_end=False)
+
+
+@pytest.fixture(scope="module")
+def patience_run(tmp_path_factory):
+    """Evaluations every 2 steps whose f1 only falls, patience 2, best weights not loaded at
+    the end."""
+    folder = tmp_path_factory.mktemp("patience")
+    return folder, _scripted_run(folder, PATIENCE_VALUES, **PATIENCE_OPTIONS)
+
+
+def test_patience_stops_training_and_load_best_at_end_can_be_declined(patience_run):
+    folder, (trained, setup, kernels, _) = patience_run
     assert trained.train["stopped_early"] and trained.train["step"] == 6
     assert (trained.best_step, trained.step, trained.loaded_best) == (2, 6, False)
     np.testing.assert_array_equal(setup.model.tagger.weights[0].numpy(), kernels[6])
-    assert tf.train.latest_checkpoint(str(tmp_path)).endswith("ckpt-6")   # saved on stopping
+    assert tf.train.latest_checkpoint(str(folder)).endswith("ckpt-6")   # saved on stopping
 
 
-def test_checkpoint_steps_do_not_shift_the_evaluations(tmp_path):
+def test_checkpoint_steps_do_not_shift_the_evaluations(loops_run):
     # a loop also ends at the checkpoint of step 6; the next one must still end at 8
-    trained, _, _, _ = _scripted_run(tmp_path, {4: 0.1, 8: 0.2, 10: 0.3},
-                                     iterations_per_loop=4, eval_every_steps=4,
-                                     save_checkpoints_steps=6)
+    _, (trained, _, _, _) = loops_run
     assert sorted(trained.evaluated) == [4, 8, 10]
 
 
-def test_a_rerun_after_early_stopping_does_not_train_on(tmp_path):
-    values = {2: 0.5, 4: 0.4, 6: 0.3, 8: 0.2, 10: 0.1}
-    options = dict(iterations_per_loop=2, eval_every_steps=2, early_stopping_patience=2)
-    _scripted_run(tmp_path, values, **options)
-    again, setup, kernels, _ = _scripted_run(tmp_path, values, **options)
+def test_a_rerun_after_early_stopping_does_not_train_on(patience_run, tmp_path):
+    shutil.copytree(patience_run[0], tmp_path, dirs_exist_ok=True)   # the same command again
+    again, setup, kernels, _ = _scripted_run(tmp_path, PATIENCE_VALUES, **PATIENCE_OPTIONS)
     assert again.train["step"] == 6 and again.train["stopped_early"]
     assert kernels == {} and again.best_step == 2          # no evaluation ran again
     assert tf.train.latest_checkpoint(str(tmp_path)).endswith("ckpt-6")
@@ -269,23 +282,21 @@ def run_ok(run, opts):
 
 
 def test_run_pretraining_keeps_the_lowest_held_out_masked_lm_loss(small_corpus, tmp_path):
+    from bert_tf.jobs.pretraining import PretrainingOptions, run
+    from bert_tf.jobs.results import summary_lines
     config = BertConfig.from_preset("L-1_H-32_A-2", vocab_size=small_corpus["vocab_size"],
                                     max_position_embeddings=64)
-    config.to_json_file(str(tmp_path / "bert_config.json"))
     out = tmp_path / "out"
-    done = subprocess.run(
-        [sys.executable, str(REPO / "run_pretraining.py"),
-         f"--bert_config_file={tmp_path / 'bert_config.json'}",
-         f"--input_file={small_corpus['train']}", f"--eval_input_file={small_corpus['eval']}",
-         f"--output_dir={out}", "--do_train", "--do_eval", "--train_batch_size=16",
-         "--eval_batch_size=32", "--num_train_steps=12", "--num_warmup_steps=2",
-         "--learning_rate=1e-3", "--iterations_per_loop=12", "--eval_every_steps=4",
-         "--max_eval_steps=4", "--max_seq_length=64", "--max_predictions_per_seq=10",
-         f"--vocab_file={small_corpus['vocab']}", "--seed=3"],
-        env=ENV, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
+    opts = PretrainingOptions(
+        config=config, input_file=small_corpus["train"], eval_input_file=small_corpus["eval"],
+        output_dir=str(out), do_train=True, do_eval=True, train_batch_size=16,
+        eval_batch_size=32, num_train_steps=12, num_warmup_steps=2, learning_rate=1e-3,
+        iterations_per_loop=12, eval_every_steps=4, max_eval_steps=4, max_seq_length=64,
+        max_predictions_per_seq=10, vocab_file=small_corpus["vocab"], seed=3)
+    keras.utils.set_random_seed(opts.seed)
+    result = run(opts, STRATEGY())
     assert [h["step"] for h in _history(out)] == [4, 8, 12]
     best = _check_best(out, "masked_lm_loss", lower=True)
     written = read_eval_results(out / "eval_results.txt")
     assert written["global_step"] == best
-    assert f"best checkpoint: step {best}" in done.stdout
+    assert f"best checkpoint: step {best}" in summary_lines(result)    # what the runner prints

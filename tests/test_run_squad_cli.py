@@ -1,11 +1,14 @@
 """run_squad.py as users call it: google-research's flags and defaults, the shared runtime
-flags, a distributed end-to-end run and a validation error at the command line."""
+flags, a distributed end-to-end run (a real process: its two CPU devices are set before
+TensorFlow starts) and a validation error at the command line (the script run in this process,
+fixtures_distillation.run_script)."""
 
 import json
 import os
 import subprocess
 import sys
 
+from fixtures_distillation import run_script, script_flags
 from helpers import REPO
 from test_run_squad import synthetic_squad, synthetic_vocab, tiny_config
 
@@ -31,12 +34,8 @@ OUR_DEFAULTS = {
 
 
 def test_flags_and_defaults_are_google_researchs_plus_the_shared_ones():
-    script = ("import json, sys; sys.argv = ['run_squad.py']; import run_squad; "
-              "from absl import flags; "
-              "print(json.dumps({k: flags.FLAGS[k].default for k in flags.FLAGS}))")
-    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=ENV,
-                          capture_output=True, text=True, check=True)
-    defaults = json.loads(done.stdout)
+    with script_flags("run_squad.py") as values:
+        defaults = {name: values[name].default for name in values}
     for name, value in {**GOOGLE_DEFAULTS, **OUR_DEFAULTS}.items():
         assert name in defaults, name
         assert defaults[name] == value, name
@@ -79,11 +78,9 @@ def test_mirrored_run_on_two_cpu_devices_answers_every_question(tmp_path):
 def test_command_line_error_names_the_problem(tmp_path):
     vocab = synthetic_vocab(tmp_path / "vocab.txt")
     dev = synthetic_squad(tmp_path / "dev.json", 3, seed=2)
-    done = subprocess.run(
-        [sys.executable, str(REPO / "run_squad.py"), f"--vocab_file={vocab}",
-         "--model_preset=tiny", f"--output_dir={tmp_path / 'out'}", "--do_predict",
-         f"--predict_file={dev}", "--max_seq_length=64", "--max_query_length=64"], env=ENV,
-        capture_output=True, text=True)
+    done = run_script("run_squad.py", f"--vocab_file={vocab}", "--model_preset=tiny",
+                      f"--output_dir={tmp_path / 'out'}", "--do_predict",
+                      f"--predict_file={dev}", "--max_seq_length=64", "--max_query_length=64")
     assert done.returncode != 0
     assert ("The max_seq_length (64) must be greater than max_query_length (64) + 3"
             in done.stderr)

@@ -2,8 +2,11 @@
 file and line, or the flag or field, at fault, and exits with status 1; only bugs show a
 traceback (bert_tf/cli.py).
 
-Each runner case runs the script (a subprocess) on a small input, mostly a few lines of
-../shared data with one fault, that stops it before any training."""
+Each runner case runs the script on a small input, mostly a few lines of ../shared data with one
+fault, that stops it before any training: as `python <script>` runs it (its absl flags,
+cli.run, exit status and stderr) but in this process (fixtures_distillation.run_script), and in
+a real subprocess for run_classifier.py and the two data-preparation scripts, which show the
+exit status and the single stderr line of a real process."""
 
 import json
 import os
@@ -16,10 +19,12 @@ import pytest
 
 from bert_tf.cli import bad_input_message
 from bert_tf.config import ConfigError
-from tests.helpers import REPO, shared_path
+from fixtures_distillation import run_script
+from helpers import REPO, shared_path
 
 
 def run_runner(runner, *flags):
+    """`python <runner> <flags>` in a subprocess."""
     return subprocess.run([sys.executable, runner, *flags], cwd=REPO, capture_output=True,
                           text=True, timeout=300,
                           env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
@@ -72,14 +77,14 @@ def test_classifier_names_the_line_of_a_row_with_missing_columns(tmp_path, train
 def test_classifier_names_the_bert_config_field_at_fault(tmp_path, vocab, config, message):
     path = tmp_path / "bert_config.json"
     path.write_text(config if isinstance(config, str) else json.dumps(config), encoding="utf-8")
-    done = run_runner("run_classifier.py", "--task_name=mrpc", f"--data_dir={tmp_path}",
+    done = run_script("run_classifier.py", "--task_name=mrpc", f"--data_dir={tmp_path}",
                       f"--bert_config_file={path}", f"--vocab_file={vocab}", "--do_train",
                       f"--output_dir={tmp_path / 'out'}")
     assert f"{path}: {message}" in error_line(done, "run_classifier.py")
 
 
 def test_classifier_names_a_missing_vocab_file(tmp_path):
-    done = run_runner("run_classifier.py", "--task_name=mrpc", f"--data_dir={tmp_path}",
+    done = run_script("run_classifier.py", "--task_name=mrpc", f"--data_dir={tmp_path}",
                       "--model_preset=tiny", f"--vocab_file={tmp_path / 'vocab.txt'}",
                       "--do_train", f"--output_dir={tmp_path / 'out'}")
     line = error_line(done, "run_classifier.py")
@@ -94,7 +99,7 @@ def test_squad_names_the_question_without_its_text(tmp_path, training_flags):
     del question["question"]
     path = tmp_path / "train.json"
     path.write_text(json.dumps(document), encoding="utf-8")
-    done = run_runner("run_squad.py", f"--train_file={path}", *training_flags)
+    done = run_script("run_squad.py", f"--train_file={path}", *training_flags)
     line = error_line(done, "run_squad.py")
     assert str(path) in line and f"question id '{question['id']}': missing key 'question'" in line
 
@@ -105,7 +110,7 @@ def test_ner_names_the_conll_line_with_missing_columns(tmp_path, training_flags)
     lines[5] = lines[5].split()[0] + "\n"
     path = tmp_path / "train.txt"
     path.write_text("".join(lines), encoding="utf-8")
-    done = run_runner("run_ner.py", f"--train_file={path}", *training_flags)
+    done = run_script("run_ner.py", f"--train_file={path}", *training_flags)
     assert f"{path}:6: 1 columns" in error_line(done, "run_ner.py")
 
 
@@ -115,7 +120,7 @@ def test_swag_names_the_file_of_an_unknown_header(tmp_path, training_flags):
     rows[0] = rows[0].replace("ending0", "ending_zero")
     path = tmp_path / "train.csv"
     path.write_text("".join(rows), encoding="utf-8")
-    done = run_runner("run_swag.py", f"--train_file={path}", *training_flags)
+    done = run_script("run_swag.py", f"--train_file={path}", *training_flags)
     assert f"{path}:1: header " in error_line(done, "run_swag.py")
 
 
@@ -123,14 +128,14 @@ def test_swag_names_the_file_of_an_unknown_header(tmp_path, training_flags):
 def test_embedding_names_the_line_of_a_row_without_its_positive(tmp_path, training_flags):
     path = tmp_path / "pairs.jsonl"
     path.write_text('{"anchor": "a", "positive": "b"}\n{"anchor": "c"}\n', encoding="utf-8")
-    done = run_runner("run_embedding.py", f"--train_file={path}", *training_flags)
+    done = run_script("run_embedding.py", f"--train_file={path}", *training_flags)
     assert f"{path}:2: has no 'positive'" in error_line(done, "run_embedding.py")
 
 
 # --------------------------------------------------------------------------- run_pretraining
 def test_pretraining_names_an_input_that_is_text_not_records(tmp_path, training_flags):
     corpus = str(shared_path("data/corpus/sample_text.txt"))
-    done = run_runner("run_pretraining.py", f"--input_file={corpus}", *training_flags)
+    done = run_script("run_pretraining.py", f"--input_file={corpus}", *training_flags)
     assert f"{corpus}: not a TFRecord file" in error_line(done, "run_pretraining.py")
 
 
@@ -189,7 +194,7 @@ def test_build_vocab_names_input_without_words(tmp_path):
 def test_extract_features_names_an_input_file_without_text(tmp_path, vocab):
     path = tmp_path / "input.txt"
     path.write_text("\n\n", encoding="utf-8")
-    done = run_runner("extract_features.py", f"--input_file={path}",
+    done = run_script("extract_features.py", f"--input_file={path}",
                       f"--output_file={tmp_path / 'features.jsonl'}", "--model_preset=tiny",
                       f"--vocab_file={vocab}", f"--init_checkpoint={tmp_path / 'model'}")
     assert f"{path}: no text" in error_line(done, "extract_features.py")
@@ -200,14 +205,14 @@ def test_predict_masked_names_the_line_without_a_mask_before_reading_the_checkpo
     path = tmp_path / "probes.txt"
     path.write_text("the [MASK] of the union\n" + head("data/corpus/sample_text.txt", 1)[0],
                     encoding="utf-8")
-    done = run_runner("predict_masked.py", f"--input_file={path}", "--model_preset=tiny",
+    done = run_script("predict_masked.py", f"--input_file={path}", "--model_preset=tiny",
                       f"--vocab_file={vocab}", f"--init_checkpoint={tmp_path / 'model'}")
     assert f"{path}:2: no [MASK] in " in error_line(done, "predict_masked.py")
 
 
 def test_export_savedmodel_names_a_missing_checkpoint(tmp_path, vocab):
     checkpoint = tmp_path / "bert_model.ckpt"
-    done = run_runner("export_savedmodel.py", f"--export_dir={tmp_path / 'export'}",
+    done = run_script("export_savedmodel.py", f"--export_dir={tmp_path / 'export'}",
                       f"--init_checkpoint={checkpoint}", "--model_preset=tiny",
                       f"--vocab_file={vocab}", "--task=classifier", "--labels=no,yes")
     assert f"{checkpoint}: no such checkpoint" in error_line(done, "export_savedmodel.py")

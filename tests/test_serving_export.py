@@ -218,6 +218,12 @@ def test_a_failed_export_leaves_no_version_behind(tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.fixture(scope="module")
+def classifier_model():
+    """A random 2-class classifier, shared: each export below refuses it before any work."""
+    return support.build_model("classifier")
+
+
 @pytest.mark.parametrize("kind, kwargs, message", [
     ("classify", {}, "unknown task 'classify'"),
     ("squad", {}, "needs a BertSpanLabeler"),
@@ -227,11 +233,11 @@ def test_a_failed_export_leaves_no_version_behind(tmp_path, monkeypatch):
     ("regression", {}, "num_classes=1"),
     ("classifier", {"labels": ["a", "b"], "seq_length": 513}, "max_position_embeddings"),
 ])
-def test_inconsistent_arguments_are_rejected_before_any_work(tmp_path, kind, kwargs, message):
-    model = support.build_model("classifier")
+def test_inconsistent_arguments_are_rejected_before_any_work(classifier_model, tmp_path, kind,
+                                                             kwargs, message):
     kwargs.setdefault("seq_length", 32)
     with pytest.raises(ValueError, match=message):
-        serving.export(model, kind, str(tmp_path), support.vocab_file(), True, **kwargs)
+        serving.export(classifier_model, kind, str(tmp_path), support.vocab_file(), True, **kwargs)
     assert not os.path.exists(tmp_path / "1")
 
 

@@ -78,72 +78,77 @@ def test_with_pad_batch_the_model_sees_a_power_of_two_batch_and_clients_their_ro
     assert empty["per_row"].shape == (0, 1)
 
 
-def test_exported_classifier_gives_the_model_outputs_at_full_padding(tmp_path):
-    """Raw MRPC pairs of different lengths in one request: the export runs the model on a cut
-    batch, the reference at seq_length; logits agree to float rounding."""
-    model = support.build_model("classifier")
+@pytest.fixture(scope="module")
+def xla_export(tiny_classifier, tmp_path_factory):
+    """The session's tiny MRPC classifier exported with jit_compile (and warm-up requests)."""
+    return serving.export(tiny_classifier, "classifier", str(tmp_path_factory.mktemp("xla")),
+                          support.vocab_file(), True, support.SEQ, labels=support.MRPC_LABELS,
+                          text_pair=True, jit_compile=True)
+
+
+def test_exported_classifier_gives_the_model_outputs_at_full_padding(tiny_classifier,
+                                                                     fp32_classifier_export,
+                                                                     xla_export):
+    """Raw MRPC pairs of different lengths in one request: the exports with and without XLA
+    run the model on a cut batch, the reference at seq_length; logits agree to float
+    rounding."""
     texts_a, texts_b = support.mrpc_pairs(6)
     texts_a[0], texts_b[0] = "Short.", "Also short."
-    reference = support.keras_outputs(model, support.classifier_features(texts_a, texts_b),
+    reference = support.keras_outputs(tiny_classifier,
+                                      support.classifier_features(texts_a, texts_b),
                                       graph=True)["logits"]
-    for jit in (False, True):
-        path = serving.export(model, "classifier", str(tmp_path / f"jit{jit}"),
-                              support.vocab_file(), True, support.SEQ,
-                              labels=support.MRPC_LABELS, text_pair=True, jit_compile=jit,
-                              warmup=False)
-        out = tf.saved_model.load(path).signatures[names.SERVING_DEFAULT](
-            text_a=tf.constant(texts_a), text_b=tf.constant(texts_b))
+    for loaded in (fp32_classifier_export[1], tf.saved_model.load(xla_export)):
+        out = loaded.signatures[names.SERVING_DEFAULT](text_a=tf.constant(texts_a),
+                                                       text_b=tf.constant(texts_b))
         np.testing.assert_allclose(out["logits"].numpy(), reference, atol=2e-5)
 
 
-def test_jit_compile_export_marks_the_model_function_for_xla(tmp_path):
-    model = support.build_model("encoder")
-    plain = serving.export(model, "encoder", str(tmp_path / "plain"), support.vocab_file(),
-                           True, support.SEQ, warmup=False)
-    xla = serving.export(model, "encoder", str(tmp_path / "xla"), support.vocab_file(), True,
-                         support.SEQ, jit_compile=True, warmup=False)
-
+def test_jit_compile_export_marks_the_model_function_for_xla(fp32_classifier_export,
+                                                             xla_export):
     def must_compile(path):
         library = graph_ops.read_saved_model(path).meta_graphs[0].graph_def.library
         return any(f.attr["_XlaMustCompile"].b for f in library.function)
 
-    assert must_compile(xla) and not must_compile(plain)
-    info = json.loads(open(os.path.join(xla, names.ASSETS_EXTRA, "export_info.json")).read())
+    assert must_compile(xla_export) and not must_compile(fp32_classifier_export[0])
+    info = json.loads(open(os.path.join(xla_export, names.ASSETS_EXTRA,
+                                        "export_info.json")).read())
     assert info["jit_compile"] is True and info["length_buckets"][:3] == [16, 32, 48]
 
 
-def test_xla_export_warms_up_every_length_bucket_up_to_seq_length(tmp_path):
-    path = serving.export(support.build_model("classifier"), "classifier", str(tmp_path),
-                          support.vocab_file(), True, support.SEQ, labels=support.MRPC_LABELS,
-                          text_pair=True, jit_compile=True)
+def test_xla_export_warms_up_every_length_bucket_up_to_seq_length(xla_export):
     lengths = {inputs["input_ids"].shape[-1] for signature, inputs in
-               read_warmup(os.path.join(path, names.ASSETS_EXTRA, names.WARMUP_FILE))
+               read_warmup(os.path.join(xla_export, names.ASSETS_EXTRA, names.WARMUP_FILE))
                if signature == names.SERVE_FEATURES}
     assert lengths == set(padding.length_buckets(support.SEQ))
 
 
-def test_bf16_export_computes_in_bfloat16_and_agrees_with_fp32(tmp_path, minilm_encoder):
+def _precision(path):
+    """(export_info's dtype_policy, the dtypes of the stored float variables, the dtypes of the
+    MatMul / BatchMatMul ops) of an export."""
+    info = json.loads(open(os.path.join(path, names.ASSETS_EXTRA, "export_info.json")).read())
+    stored = {dtype for dtype in tf.train.load_checkpoint(
+        os.path.join(path, "variables", "variables")).get_variable_to_dtype_map().values()
+        if dtype.is_floating}
+    return info["dtype_policy"], stored, _matmul_dtypes(path)
+
+
+def test_bf16_export_computes_in_bfloat16_and_agrees_with_fp32(tmp_path, minilm_encoder,
+                                                                fp32_classifier_export):
     """Real MiniLM weights: the bf16 export's pooled outputs stay within bf16 rounding of the
-    fp32 export's, and export_info names the policy."""
+    float32 model's (in process, which fp32 exports serve to float rounding: see above), and
+    export_info names the policy; an fp32 export (the session's) stores and multiplies
+    float32."""
+    assert _precision(fp32_classifier_export[0]) == ("float32", {tf.float32}, {"DT_FLOAT"})
+    path = serving.export(minilm_encoder, "encoder", str(tmp_path), support.vocab_file(), True,
+                          128, precision="bf16", warmup=False)
+    assert _precision(path) == ("bfloat16", {tf.bfloat16}, {"DT_BFLOAT16"})
     texts_a, _ = support.mrpc_pairs(8)
-    outputs = {}
-    for precision in ("fp32", "bf16"):
-        path = serving.export(minilm_encoder, "encoder", str(tmp_path / precision),
-                              support.vocab_file(), True, 128, precision=precision,
-                              warmup=False)
-        info = json.loads(open(os.path.join(path, names.ASSETS_EXTRA,
-                                            "export_info.json")).read())
-        assert info["dtype_policy"] == {"fp32": "float32", "bf16": "bfloat16"}[precision]
-        stored = {dtype for dtype in tf.train.load_checkpoint(
-            os.path.join(path, "variables", "variables")).get_variable_to_dtype_map().values()
-            if dtype.is_floating}
-        assert stored == {tf.float32 if precision == "fp32" else tf.bfloat16}, stored
-        matmuls = _matmul_dtypes(path)
-        assert matmuls == ({"DT_FLOAT"} if precision == "fp32" else {"DT_BFLOAT16"}), matmuls
-        out = tf.saved_model.load(path).signatures[names.SERVING_DEFAULT](
-            text_a=tf.constant(texts_a))
-        assert out["pooled_output"].dtype == tf.float32
-        outputs[precision] = out["pooled_output"].numpy()
+    out = tf.saved_model.load(path).signatures[names.SERVING_DEFAULT](
+        text_a=tf.constant(texts_a))
+    assert out["pooled_output"].dtype == tf.float32
+    outputs = {"bf16": out["pooled_output"].numpy(),
+               "fp32": support.keras_outputs(minilm_encoder, support.classifier_features(
+                   texts_a, seq_length=128))["pooled_output"]}
     difference = np.abs(outputs["bf16"] - outputs["fp32"])
     assert 0 < difference.max() < 0.05          # bf16 keeps 8 bits of mantissa
     cosine = np.sum(outputs["bf16"] * outputs["fp32"], axis=1) / (

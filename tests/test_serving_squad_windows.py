@@ -1,20 +1,19 @@
 """SQuAD serving_default reads every window of a long context as run_squad does.
 
 The in-graph windows are run_squad's features (ids, segments, max-context flags) for many
-window settings; and with the real MiniLM weights under a seeded span head, exported with
-seq_length 96 and doc_stride 32, the answers served for real SQuAD dev questions over long
+window settings; and with a tiny seeded span labeler (test_serving_support.tiny_config: what is
+checked is the windowing and the post-processing, which no weights change), exported by
+export_savedmodel.py with seq_length 96 and doc_stride 32, the answers served for real SQuAD dev questions over long
 contexts (several dev paragraphs joined) are run_squad's predictions on the same model: its
 features, the Keras model's logits and its post-processing."""
 
 import json
 
-import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
 import test_serving_support as support
-from bert_tf import serving
 from bert_tf.data.squad import (RawResult, SquadExample, compute_predictions,
                                 convert_examples_to_features, read_squad_examples,
                                 split_context)
@@ -71,22 +70,25 @@ def short_context_file(path, count=6):
 
 
 @pytest.fixture(scope="module")
-def span_model(minilm_encoder):
-    """Real MiniLM encoder under a span head with seeded random weights."""
-    from bert_tf.model import BertSpanLabeler
-    keras.utils.set_random_seed(20)
-    return BertSpanLabeler(minilm_encoder)
+def span_model():
+    """A tiny span labeler with seeded random weights; read-only."""
+    return support.build_model("squad", seed=20)
 
 
 @pytest.fixture(scope="module")
-def exported(span_model, tmp_path_factory):
-    """The export, loaded back in this process."""
-    path = serving.export(span_model, "squad", tmp_path_factory.mktemp("squad_windows"),
-                          support.vocab_file(), True, SEQ, max_query_length=QUERY,
-                          max_answer_length=ANSWER, doc_stride=STRIDE, warmup=False)
-    with open(f"{path}/assets.extra/export_info.json") as f:
-        assert json.load(f)["doc_stride"] == STRIDE
-    return support.loaded_path(path)
+def export(span_model, tmp_path_factory):
+    """span_model's TF1 checkpoint exported by export_savedmodel.py (run in this process) with
+    --max_seq_length 96 --max_query_length 24 --max_answer_length 16 --doc_stride 32:
+    {"info": its export_info.json, "loaded": the SavedModel loaded back in this process}."""
+    from bert_tf.checkpoints import save_weights
+    folder = tmp_path_factory.mktemp("squad_windows")
+    prefix = save_weights(span_model, str(folder / "ckpt"), "tf1",
+                          vocab_file=support.vocab_file())
+    path, info = support.run_export_script(
+        prefix, str(folder / "export"), "--task=squad", f"--max_seq_length={SEQ}",
+        f"--max_query_length={QUERY}", f"--max_answer_length={ANSWER}",
+        f"--doc_stride={STRIDE}", in_process=True)
+    return {"info": info, "loaded": support.loaded_path(path)}
 
 
 def run_squad(model, path):
@@ -120,11 +122,12 @@ def serve(signature, examples, contexts):
 
 
 @pytest.fixture(scope="module")
-def long_run(span_model, exported, tmp_path_factory):
+def long_run(span_model, export, tmp_path_factory):
     path, contexts = long_context_file(tmp_path_factory.mktemp("long") / "dev.json")
     examples, features, v1, v2 = run_squad(span_model, path)
     return {"examples": examples, "contexts": contexts, "features": features, "v1": v1,
-            "v2": v2, "served": serve(exported.signatures["serving_default"], examples, contexts)}
+            "v2": v2, "served": serve(export["loaded"].signatures["serving_default"], examples,
+                            contexts)}
 
 
 def test_long_context_answers_are_run_squads(long_run):
@@ -164,19 +167,19 @@ def test_answers_come_from_later_windows(long_run):
     assert past_first >= len(examples) // 2, past_first
 
 
-def test_short_context_is_one_window_answered_as_before(span_model, exported, tmp_path):
+def test_short_context_is_one_window_answered_as_before(span_model, export, tmp_path):
     """A context that fits one window: num_windows 1, run_squad's prediction, and the span
     serve_features picks in run_squad's single window (the first-window answer of earlier
     versions)."""
     path, contexts = short_context_file(tmp_path / "dev.json")
     examples, features, v1, _ = run_squad(span_model, path)
     assert len(features) == len(examples) == 6
-    served = serve(exported.signatures["serving_default"], examples, contexts)
+    served = serve(export["loaded"].signatures["serving_default"], examples, contexts)
     assert served["num_windows"].tolist() == [1] * len(examples)
     assert served["answer_window"].tolist() == [0] * len(examples)
     for row, example in enumerate(examples):
         assert served["answer_text"][row].decode() == v1.predictions[example.qas_id]
-    window = exported.signatures["serve_features"](**{
+    window = export["loaded"].signatures["serve_features"](**{
         k: tf.constant([getattr(f, k) for f in features], tf.int32)
         for k in ("input_ids", "input_mask", "segment_ids")})
     for k in ("answer_token_start", "answer_token_end"):
@@ -186,13 +189,13 @@ def test_short_context_is_one_window_answered_as_before(span_model, exported, tm
 
 @pytest.mark.parametrize("seq, query, stride", [(96, 24, 32), (40, 10, 7), (64, 30, 100),
                                                 (30, 26, 1)])
-def test_windows_are_run_squads_features(seq, query, stride):
+def test_windows_are_run_squads_features(span_model, seq, query, stride):
     """encode() builds exactly run_squad's windows, in order, with its max-context flags:
     room for several windows, a stride wider than the room, a room of one token; empty,
     one-word and exactly-fitting contexts."""
     from bert_tf.serving.heads import make_head
     from bert_tf.tokenization import vocab as _vocab
-    task = make_head("squad", support.build_model("squad"),
+    task = make_head("squad", span_model,
                      _vocab.Vocabulary.from_file(support.vocab_file()).id_to_token, True, seq,
                      max_query_length=query, doc_stride=stride)
     questions, contexts = zip(*[(q, c) for _, q, c in support.squad_questions(8)])
@@ -222,19 +225,12 @@ def test_windows_are_run_squads_features(seq, query, stride):
     np.testing.assert_array_equal(tf.gather(extras["max_context"], kept).numpy(), max_context)
 
 
-def test_export_savedmodel_passes_doc_stride(tmp_path):
-    """export_savedmodel.py --doc_stride reaches the serving head and export_info.json."""
-    import tensorflow_text  # noqa: F401  (registers the tokenizer ops of the loaded export)
-
-    from bert_tf.checkpoints import save_weights
-    prefix = save_weights(support.build_model("squad"), str(tmp_path / "ckpt"), "tf1",
-                          vocab_file=support.vocab_file())
-    path, info = support.run_export_script(prefix, str(tmp_path / "export"), "--task=squad",
-                                           "--max_seq_length=32", "--max_query_length=8",
-                                           "--doc_stride=5")
-    assert info["doc_stride"] == 5
-    # One-token question: windows of 28 context tokens starting every 5 tokens.
-    served = support.loaded_path(path).signatures["serving_default"](
+def test_export_savedmodel_passes_doc_stride(export):
+    """export_savedmodel.py --doc_stride (and --max_seq_length, --max_query_length) reach the
+    serving head and export_info.json."""
+    assert export["info"]["doc_stride"] == STRIDE
+    # One-token question: windows of 92 context tokens starting every 32 tokens.
+    served = export["loaded"].signatures["serving_default"](
         question=tf.constant(["why"] * 3),
-        context=tf.constant([" ".join(["word"] * n) for n in (28, 29, 40)]))
+        context=tf.constant([" ".join(["word"] * n) for n in (92, 93, 157)]))
     assert served["num_windows"].numpy().tolist() == [1, 2, 4]

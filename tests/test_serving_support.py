@@ -98,14 +98,19 @@ def loaded(kind):
     return loaded_path(exported(kind)[1])
 
 
-def run_export_script(checkpoint, export_dir, *flags):
-    """export_savedmodel.py on `checkpoint` in a subprocess; returns (the new version's path,
-    its export_info.json)."""
-    out = subprocess.run(
-        [sys.executable, str(REPO / "export_savedmodel.py"), f"--init_checkpoint={checkpoint}",
-         f"--export_dir={export_dir}", "--nowarmup", *flags],
-        capture_output=True, text=True, timeout=600,
-        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+def run_export_script(checkpoint, export_dir, *flags, in_process=False):
+    """export_savedmodel.py on `checkpoint` in a subprocess, or with in_process run as
+    __main__ in this process (fixtures_distillation.run_script: its own absl flags, no new
+    interpreter to start); returns (the new version's path, its export_info.json)."""
+    argv = [f"--init_checkpoint={checkpoint}", f"--export_dir={export_dir}", "--nowarmup",
+            *flags]
+    if in_process:
+        from fixtures_distillation import run_script
+        out = run_script("export_savedmodel.py", *argv)
+    else:
+        out = subprocess.run([sys.executable, str(REPO / "export_savedmodel.py"), *argv],
+                             capture_output=True, text=True, timeout=600,
+                             env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
     assert out.returncode == 0, out.stderr[-3000:]
     path = os.path.join(export_dir, "1")
     with open(os.path.join(path, "assets.extra", "export_info.json")) as f:

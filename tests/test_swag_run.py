@@ -31,6 +31,8 @@ def _rows(src, dst, first, count, drop_label=False):
 
 @pytest.fixture(scope="module")
 def fitted(tmp_path_factory):
+    """A 1-layer model trained 48 steps on 32 real SWAG rows, evaluated on them, predicting
+    them without their labels, and exported; "opts" are its options without --export_dir."""
     folder = tmp_path_factory.mktemp("swag")
     regular = shared_path("data/swag/train.first999.csv")
     train = _rows(regular, folder / "train.csv", 0, 32)
@@ -44,7 +46,8 @@ def fitted(tmp_path_factory):
                        do_eval=True, do_predict=True, max_seq_length=48, train_batch_size=8,
                        eval_batch_size=16, learning_rate=3e-3, num_train_epochs=12,
                        iterations_per_loop=12)
-    result = run(opts, tf.distribute.get_strategy())
+    result = run(dataclasses.replace(opts, export_dir=str(folder / "export")),
+                 tf.distribute.get_strategy())
     return {"result": result, "opts": opts, "folder": folder, "full": full, "test": test}
 
 
@@ -86,14 +89,11 @@ def test_training_file_without_labels_is_refused(fitted):
         run(opts, tf.distribute.get_strategy())
 
 
-def test_export_dir_writes_a_multiple_choice_savedmodel(fitted, tmp_path):
-    opts = dataclasses.replace(fitted["opts"], do_train=False, do_eval=False,
-                               export_dir=str(tmp_path / "export"))
-    result = run(opts, tf.distribute.get_strategy())
-    assert result["export"] == str(tmp_path / "export" / "1")
-    assert (tmp_path / "export" / "1" / "saved_model.pb").is_file()
-    info = json.loads((tmp_path / "export" / "1" / "assets.extra" / "export_info.json")
-                      .read_text())
+def test_export_dir_writes_a_multiple_choice_savedmodel(fitted):
+    export = fitted["folder"] / "export"
+    assert fitted["result"]["export"] == str(export / "1")
+    assert (export / "1" / "saved_model.pb").is_file()
+    info = json.loads((export / "1" / "assets.extra" / "export_info.json").read_text())
     assert (info["task"], info["num_choices"], info["seq_length"]) == ("multiple_choice", 4, 48)
 
 

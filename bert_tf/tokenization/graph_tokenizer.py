@@ -18,12 +18,13 @@ Ops used (see serving_ops.py): core TensorFlow ops, RegexSplitWithOffsets and
 FastWordpieceTokenizeWithOffsets.
 """
 
+import functools
+
 import numpy as np
 import tensorflow as tf
 import tensorflow_text as tft
 
 from bert_tf.tokenization import graph_tables, text as _text, wordpiece
-
 
 
 def _lookup(keys, x):
@@ -33,6 +34,26 @@ def _lookup(keys, x):
         return tf.zeros_like(x), tf.zeros_like(x, tf.bool)
     idx = tf.minimum(tf.searchsorted(keys, x, side="left"), keys.shape[0] - 1)
     return idx, tf.equal(tf.gather(keys, idx), x)
+
+
+@functools.lru_cache(maxsize=None)
+def simple_text_pattern(lower_case):
+    """RE2 pattern of the strings the ASCII path takes: printable ASCII, tab, newline, return,
+    and the non-ASCII punctuation that normalisation leaves unchanged and that
+    FastWordpieceTokenizer (ICU) also splits off as punctuation, checked by running it on
+    "x<c>x" for each candidate. Offsets do not depend on the vocabulary, so a two-token one
+    serves every tokenizer and the probe runs once per process and casing."""
+    candidates = graph_tables.stable_punctuation(lower_case)
+    probe = tft.FastWordpieceTokenizer(vocab=["[UNK]", "x"], token_out_type=tf.int64,
+                                       support_detokenization=False)
+    with tf.init_scope():
+        _, starts, ends = probe.tokenize_with_offsets(
+            tf.constant([f"x{chr(c)}x" for c in candidates]))
+        starts, ends = starts.to_list(), ends.to_list()
+    safe = [c for c, s, e in zip(candidates, starts, ends)
+            if s == [0, 1, e[1]] and e == [1, e[1], e[1] + 1]
+            and e[1] == 1 + len(chr(c).encode("utf-8"))]
+    return "[\\t\\n\\r\\x20-\\x7e" + _text.char_class_pattern(safe)[1:-1] + "]*"
 
 
 def _utf8_length(cp):
@@ -59,7 +80,7 @@ class GraphWordpiece:
         self.word_wordpiece = tft.FastWordpieceTokenizer(
             max_bytes_per_word=4 * self.max_chars_per_word + 4, no_pretokenization=True,
             **common)
-        self._simple_text = self._simple_text_pattern()
+        self._simple_text = simple_text_pattern(self.lower_case)
         self._map = graph_tables.mapping_table(self.lower_case)
         self._deleted = graph_tables.deleted_keys()
         self._split = graph_tables.split_patterns()
@@ -96,21 +117,6 @@ class GraphWordpiece:
         return out if with_offsets else out[0]
 
     # ------------------------------------------------------------------ ASCII path
-    def _simple_text_pattern(self):
-        """RE2 pattern of the strings the ASCII path takes: printable ASCII, tab, newline,
-        return, and the non-ASCII punctuation that normalisation leaves unchanged and that
-        FastWordpieceTokenizer (ICU) also splits off as punctuation, checked here by running
-        it on "x<c>x" for each candidate."""
-        candidates = graph_tables.stable_punctuation(self.lower_case)
-        with tf.init_scope():
-            probes = tf.constant([f"x{chr(c)}x" for c in candidates])
-            _, starts, ends = self.ascii_wordpiece.tokenize_with_offsets(probes)
-            starts, ends = starts.to_list(), ends.to_list()
-        safe = [c for c, s, e in zip(candidates, starts, ends)
-                if s == [0, 1, e[1]] and e == [1, e[1], e[1] + 1]
-                and e[1] == 1 + len(chr(c).encode("utf-8"))]
-        return "[\\t\\n\\r\\x20-\\x7e" + _text.char_class_pattern(safe)[1:-1] + "]*"
-
     def _tokenize_ascii(self, strings, with_offsets):
         if self.lower_case:
             strings = tf.strings.lower(strings)  # ASCII-only lower casing: exact here

@@ -1,0 +1,1 @@
+"""Session-scoped fixtures shared by several test files (see conftest.py)."""

@@ -1,0 +1,28 @@
+"""Session-scoped fixtures shared by several test files (see conftest.py): the tiny random MRPC
+classifier of test_serving_support, and its float32 export, loaded once (test_serving_int8
+compares its int8 exports with it, test_serving_speed_options its XLA export and its
+padding)."""
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def tiny_classifier():
+    """support.build_model("classifier"): a tiny random MRPC classifier; read-only."""
+    import test_serving_support as support
+    return support.build_model("classifier")
+
+
+@pytest.fixture(scope="session")
+def fp32_classifier_export(tiny_classifier, tmp_path_factory):
+    """(version path, the SavedModel loaded in this process) of tiny_classifier exported in
+    float32 at seq_length support.SEQ, text pairs, without warm-up requests; read-only."""
+    import tensorflow as tf
+
+    import test_serving_support as support
+    from bert_tf import serving
+    path = serving.export(tiny_classifier, "classifier",
+                          str(tmp_path_factory.mktemp("fp32_classifier")), support.vocab_file(),
+                          True, support.SEQ, labels=support.MRPC_LABELS, text_pair=True,
+                          precision="fp32", warmup=False)
+    return path, tf.saved_model.load(path)

@@ -1,0 +1,193 @@
+"""The fast and slow test tiers, from a committed profile of the suite's own timings.
+
+`tests/profile.jsonl` holds one row per test (its own seconds: setup of its function-scoped
+fixtures, call, teardown) and one per module- or session-scoped fixture (the seconds of its
+setup, paid once by whichever test needs it first). A test is `slow` when its own time is over
+TEST_SECONDS or when it needs a fixture whose setup is over FIXTURE_SECONDS; tests may also be
+marked `@pytest.mark.slow` by hand.
+
+  pytest --fast                  runs only the tests that are not slow (bash run_tests.sh --fast)
+  pytest --write-profile=PATH    times every test and fixture of the run and writes the profile
+
+Under --fast the profile is checked: a test not marked slow whose own time, or a fixture it set
+up, is over the threshold times TOLERANCE fails, naming itself and the time, so the profile
+cannot drift out of date unnoticed. TOLERANCE leaves room for a slower or busier machine than the
+one that wrote the profile.
+"""
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+PROFILE = Path(__file__).with_name("profile.jsonl")
+TEST_SECONDS = 1.0
+FIXTURE_SECONDS = 3.0
+TOLERANCE = 2.0
+
+_COST = pytest.StashKey[dict]()
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("tiers", "fast and slow tiers (tests/tiers.py)")
+    group.addoption("--fast", action="store_true",
+                    help="run only the tests the committed profile does not mark slow")
+    group.addoption("--write-profile", metavar="PATH",
+                    help="time every test and wide-scope fixture and write the profile to PATH")
+
+
+def fixture_key(fixturedef):
+    """A wide-scope fixture's name with the node that defines it (names repeat across files)."""
+    return f"{fixturedef.baseid or 'tests'}::{fixturedef.argname}"
+
+
+def _wide_fixtures(item):
+    """Keys of the module- and session-scoped fixtures that `item` needs, directly or not."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return []
+    keys = []
+    for name in info.names_closure:
+        for fixturedef in info.name2fixturedefs.get(name, ())[-1:]:
+            if fixturedef.scope in ("module", "session", "package", "class"):
+                keys.append(fixture_key(fixturedef))
+    return keys
+
+
+def read_profile(path=PROFILE):
+    """({test id: own seconds}, {fixture key: setup seconds}) from a profile file."""
+    tests, fixtures = {}, {}
+    if not path.exists():
+        return tests, fixtures
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            if "test" in row:
+                tests[row["test"]] = row["seconds"]
+            elif "fixture" in row:
+                fixtures[row["fixture"]] = row["seconds"]
+    return tests, fixtures
+
+
+def slow_reason(item, tests, fixtures):
+    """Why the profile makes `item` slow, or None."""
+    own = tests.get(item.nodeid)
+    if own is not None and own > TEST_SECONDS:
+        return f"{own:.1f} s in the profile"
+    for key in _wide_fixtures(item):
+        if fixtures.get(key, 0.0) > FIXTURE_SECONDS:
+            return f"needs fixture {key} ({fixtures[key]:.1f} s to set up)"
+    return None
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    tests, fixtures = read_profile()
+    for item in items:
+        if slow_reason(item, tests, fixtures) is not None:
+            item.add_marker(pytest.mark.slow)
+    if config.getoption("fast"):
+        kept = [item for item in items if item.get_closest_marker("slow") is None]
+        dropped = [item for item in items if item.get_closest_marker("slow") is not None]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    """Times the setup of wide-scope fixtures, charged to the test that triggered it."""
+    if fixturedef.scope == "function":
+        return (yield)
+    start = time.perf_counter()
+    try:
+        return (yield)
+    finally:
+        item = request._pyfuncitem  # the test whose setup needed it first (no public name)
+        cost = item.stash.setdefault(_COST, {"phases": 0.0, "fixtures": {}})
+        cost["fixtures"][fixture_key(fixturedef)] = time.perf_counter() - start
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    cost = item.stash.setdefault(_COST, {"phases": 0.0, "fixtures": {}})
+    cost["phases"] += call.duration
+    if call.when != "teardown":
+        return report
+    own = cost["phases"] - sum(cost["fixtures"].values())
+    report.user_properties.append(("tier_cost", {"own": round(own, 3),
+                                                  "fixtures": cost["fixtures"]}))
+    if item.config.getoption("fast") and report.passed:
+        over = []
+        if own > TEST_SECONDS * TOLERANCE:
+            over.append(f"took {own:.1f} s")
+        over += [f"set up fixture {key} in {seconds:.1f} s"
+                 for key, seconds in cost["fixtures"].items()
+                 if seconds > FIXTURE_SECONDS * TOLERANCE]
+        if over:
+            report.outcome = "failed"
+            report.longrepr = (
+                f"{item.nodeid} {' and '.join(over)} in the fast tier (thresholds "
+                f"{TEST_SECONDS} s per test, {FIXTURE_SECONDS} s per fixture, x{TOLERANCE} "
+                f"tolerance): make it cheaper, or write the profile again (docs/testing.md)")
+    return report
+
+
+class ProfileWriter:
+    """Collects the tier costs reported by the tests (from xdist workers too) and writes the
+    profile when the session ends."""
+
+    def __init__(self, path, workers):
+        self.path, self.workers = Path(path), workers
+        self.tests, self.fixtures, self.outcomes = {}, {}, {}
+        self.start = time.time()
+
+    def pytest_runtest_logreport(self, report):
+        if report.when == "call" or (report.when == "setup" and report.skipped):
+            self.outcomes[report.nodeid] = report.outcome
+        for name, value in report.user_properties:
+            if name == "tier_cost":
+                self.tests[report.nodeid] = value["own"]
+                for key, seconds in value["fixtures"].items():
+                    self.fixtures[key] = max(seconds, self.fixtures.get(key, 0.0))
+
+    def pytest_sessionfinish(self, session):
+        if not self.tests:
+            return
+        files = {}
+        for nodeid, seconds in self.tests.items():
+            files[nodeid.split("::")[0]] = files.get(nodeid.split("::")[0], 0.0) + seconds
+        from bert_tf.cpu_features import cpu_flags, cpu_model
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, cwd=Path(__file__).parent).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True,
+                               cwd=Path(__file__).parent).stdout.strip() != ""
+        rows = [{"meta": {"written": time.strftime("%Y-%m-%d %H:%M:%S"), "commit": commit,
+                          "dirty": dirty, "cpu": cpu_model(),
+                          "flags": {f: f in cpu_flags()
+                                    for f in ("avx512f", "avx512_vnni", "avx512_bf16")},
+                          "workers": self.workers,
+                          "wall_seconds": round(time.time() - self.start, 1),
+                          "test_seconds": TEST_SECONDS, "fixture_seconds": FIXTURE_SECONDS}}]
+        rows += [{"test": nodeid, "seconds": round(seconds, 3),
+                  "outcome": self.outcomes.get(nodeid, "")}
+                 for nodeid, seconds in sorted(self.tests.items())]
+        rows += [{"fixture": key, "seconds": round(seconds, 3)}
+                 for key, seconds in sorted(self.fixtures.items())]
+        rows += [{"file": name, "seconds": round(seconds, 3)}
+                 for name, seconds in sorted(files.items(), key=lambda kv: -kv[1])]
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+        os.replace(tmp, self.path)
+
+
+def pytest_configure(config):
+    path = config.getoption("write_profile")
+    if path and not hasattr(config, "workerinput"):
+        workers = getattr(config.option, "numprocesses", None) or 1
+        config.pluginmanager.register(ProfileWriter(path, workers), "tier-profile-writer")
