@@ -31,17 +31,25 @@ def _head(path, rows):
         return "".join(line for _, line in zip(range(rows + 1), f))
 
 
+def _glue_folder(folder, task, train_rows, test_rows=None):
+    """`folder` in GLUE's layout: the first `train_rows` training rows of a shared GLUE task as
+    train.tsv and dev.tsv, and its first `test_rows` test rows (all of them if None)."""
+    source = shared_path(f"data/glue/{task}")
+    train = _head(source / "train.tsv", train_rows)
+    (folder / "train.tsv").write_text(train, encoding="utf-8")
+    (folder / "dev.tsv").write_text(train, encoding="utf-8")
+    if test_rows is None:
+        os.symlink(source / "test.tsv", folder / "test.tsv")
+    else:
+        (folder / "test.tsv").write_text(_head(source / "test.tsv", test_rows), encoding="utf-8")
+    return folder
+
+
 @pytest.fixture(scope="module")
 def mrpc_small(tmp_path_factory):
     """The first 24 MRPC training pairs (also used as the dev set) and the first 16 test
     pairs, in GLUE's layout."""
-    folder = tmp_path_factory.mktemp("mrpc")
-    mrpc = shared_path("data/glue/MRPC")
-    train = _head(mrpc / "train.tsv", 24)
-    (folder / "train.tsv").write_text(train, encoding="utf-8")
-    (folder / "dev.tsv").write_text(train, encoding="utf-8")
-    (folder / "test.tsv").write_text(_head(mrpc / "test.tsv", 16), encoding="utf-8")
-    return folder
+    return _glue_folder(tmp_path_factory.mktemp("mrpc"), "MRPC", 24, 16)
 
 
 def _options(**kwargs):
@@ -130,13 +138,7 @@ def _exported(export_dir):
 def sst2_small(tmp_path_factory):
     """The first 40 SST-2 training sentences (also used as the dev set) and all 1,821 SST-2 test
     rows, in GLUE's layout."""
-    folder = tmp_path_factory.mktemp("sst2")
-    sst2 = shared_path("data/glue/SST-2")
-    train = _head(sst2 / "train.tsv", 40)
-    (folder / "train.tsv").write_text(train, encoding="utf-8")
-    (folder / "dev.tsv").write_text(train, encoding="utf-8")
-    os.symlink(sst2 / "test.tsv", folder / "test.tsv")
-    return folder
+    return _glue_folder(tmp_path_factory.mktemp("sst2"), "SST-2", 40)
 
 
 @pytest.fixture(scope="module")
