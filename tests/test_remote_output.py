@@ -207,7 +207,10 @@ def test_runner_with_url_folders_writes_nothing_locally(tmp_path, isolated):
 
 
 # --------------------------------------------------------------------------- preemption
-STEPS = 1500                 # 300 examples / batch 4 x 20 epochs
+# Enough steps that the run is still training when SIGTERM arrives (the first progress line
+# comes after the first loop; the rest of the run takes 2-5 s), few enough that the rerun which
+# finishes them stays short.
+STEPS = 600                  # 300 examples / batch 4 x 8 epochs
 LOOP = 10                    # --iterations_per_loop
 PREEMPTED_EXIT_STATUS = 0    # the runner saves, prints "(preempted: rerun ...)" and exits
 
@@ -233,7 +236,7 @@ def test_sigterm_during_training_saves_and_a_rerun_finishes(tmp_path):
     command = [sys.executable, str(REPO / "run_classifier.py"), "--task_name=MRPC",
                f"--data_dir={data}", f"--vocab_file={minilm_dir() / 'vocab.txt'}",
                "--model_preset=L-1_H-32_A-2", f"--output_dir={out}", "--do_train",
-               "--train_batch_size=4", "--num_train_epochs=20", "--max_seq_length=16",
+               "--train_batch_size=4", "--num_train_epochs=8", "--max_seq_length=16",
                f"--iterations_per_loop={LOOP}", "--save_checkpoints_steps=100000"]
     log = tmp_path / "first.log"
     with open(log, "w") as stderr:

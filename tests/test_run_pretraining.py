@@ -44,20 +44,21 @@ def weighted_unigram_accuracy(pattern, seq_len=64, preds=10):
 def test_tiny_model_learns_above_unigram_baseline(small_corpus, tmp_path):
     keras.utils.set_random_seed(1)
     opts = PretrainingOptions(
-        config=small_config(small_corpus), input_file=small_corpus["train"],
+        config=small_config(small_corpus, layers=1), input_file=small_corpus["train"],
         eval_input_file=small_corpus["eval"], output_dir=str(tmp_path), do_train=True,
-        do_eval=True, train_batch_size=32, eval_batch_size=64, learning_rate=1e-3,
-        num_train_steps=400, num_warmup_steps=150, save_checkpoints_steps=400,
-        iterations_per_loop=200, max_eval_steps=40, max_seq_length=64,
+        do_eval=True, train_batch_size=16, eval_batch_size=64, learning_rate=2e-3,
+        num_train_steps=400, num_warmup_steps=120, save_checkpoints_steps=400,
+        iterations_per_loop=200, max_eval_steps=10, max_seq_length=64,
         max_predictions_per_seq=10)
     result = run(opts, tf.distribute.get_strategy())
     chance = 1.0 / small_corpus["vocab_size"]
     unigram = weighted_unigram_accuracy(small_corpus["eval"])
     accuracy = result["eval"]["masked_lm_accuracy"]
     # Measured: unigram 0.049 ("the"), chance 0.0005. Post-LN BERT from scratch first sits on
-    # the unigram plateau and needs a long warm-up to leave it: with 150 warm-up steps two seeds
-    # reached 0.111 and 0.116 at step 400 (0.09 at step 200); with 50 warm-up steps the same
-    # model stayed at 0.049 for 500 steps.
+    # the unigram plateau and needs a long warm-up to leave it: with 120 warm-up steps three
+    # seeds reached 0.100, 0.099 and 0.098 on the first 640 held-out sequences at step 400
+    # (0.087 at step 300, 0.02 at step 20); with 50 warm-up steps a two-layer model stayed at
+    # 0.049 for 500 steps.
     assert accuracy > 10 * chance
     assert accuracy > unigram + 0.03, (accuracy, unigram)
     written = read_eval_results(tmp_path / "eval_results.txt")
@@ -195,10 +196,10 @@ def test_bf16_training_reduces_the_loss():
     features = pretraining_features()
     losses = []
     data = lambda ctx: tf.data.Dataset.from_tensor_slices(features).batch(16).repeat()  # noqa
-    for steps in (10, 60):
+    for steps in (10, 30):
         losses.append(trainer.train(data, steps, 16)["loss"])
     assert model.encoder.blocks[0].attention.query.compute_dtype == "bfloat16"
-    assert losses[1] < 0.8 * losses[0], losses
+    assert losses[1] < 0.8 * losses[0], losses     # measured: 4.06 after 10 steps, 1.88 at 30
 
 
 def test_minilm_init_checkpoint_evaluates_and_reports_fresh_heads(tmp_path, caplog):

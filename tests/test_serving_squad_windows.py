@@ -3,9 +3,9 @@
 The in-graph windows are run_squad's features (ids, segments, max-context flags) for many
 window settings; and with a tiny seeded span labeler (test_serving_support.tiny_config: what is
 checked is the windowing and the post-processing, which no weights change), exported by
-export_savedmodel.py with seq_length 96 and doc_stride 32, the answers served for real SQuAD dev questions over long
-contexts (several dev paragraphs joined) are run_squad's predictions on the same model: its
-features, the Keras model's logits and its post-processing."""
+export_savedmodel.py with seq_length 96 and doc_stride 32, the answers served for real SQuAD
+dev questions over long contexts (several dev paragraphs joined) are run_squad's predictions on
+the same model: its features, the Keras model's logits and its post-processing."""
 
 import json
 
@@ -125,9 +125,9 @@ def serve(signature, examples, contexts):
 def long_run(span_model, export, tmp_path_factory):
     path, contexts = long_context_file(tmp_path_factory.mktemp("long") / "dev.json")
     examples, features, v1, v2 = run_squad(span_model, path)
+    served = serve(export["loaded"].signatures["serving_default"], examples, contexts)
     return {"examples": examples, "contexts": contexts, "features": features, "v1": v1,
-            "v2": v2, "served": serve(export["loaded"].signatures["serving_default"], examples,
-                            contexts)}
+            "v2": v2, "served": served}
 
 
 def test_long_context_answers_are_run_squads(long_run):
@@ -226,8 +226,8 @@ def test_windows_are_run_squads_features(span_model, seq, query, stride):
 
 
 def test_export_savedmodel_passes_doc_stride(export):
-    """export_savedmodel.py --doc_stride (and --max_seq_length, --max_query_length) reach the
-    serving head and export_info.json."""
+    """export_savedmodel.py --doc_stride (and --max_seq_length) reach the serving head and
+    export_info.json."""
     assert export["info"]["doc_stride"] == STRIDE
     # One-token question: windows of 92 context tokens starting every 32 tokens.
     served = export["loaded"].signatures["serving_default"](

@@ -355,6 +355,7 @@ def test_mixed_precision_models_serve_float32(tmp_path):
 
     from bert_tf.model import BertEncoder, BertMultipleChoice, BertPretrainer
     keras.utils.set_random_seed(3)
+    # One block: what is checked is the dtype policy's outputs, not depth.
     encoder = BertEncoder(support.tiny_config(num_hidden_layers=1), dtype="mixed_bfloat16")
     _, _, swag = _swag_reference()
     choice = BertMultipleChoice(encoder)
