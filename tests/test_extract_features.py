@@ -3,8 +3,6 @@
 
 import json
 import os
-import subprocess
-import sys
 
 import keras
 import numpy as np
@@ -16,9 +14,9 @@ from bert_tf.checkpoints import save_weights
 from bert_tf.jobs import features as features_job
 from bert_tf.jobs.features import FeatureOptions, run
 from bert_tf.tokenization import FullTokenizer
-from helpers import REPO, minilm_dir, shared_path
+from fixtures_distillation import run_script
+from helpers import minilm_dir, shared_path
 
-ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(REPO))
 LINES = ["Who was Jim Henson ? ||| Jim Henson was a puppeteer",
          "The quick brown fox jumps over the lazy dog.",
          "",
@@ -234,14 +232,15 @@ def test_bad_layer_index_is_refused(model, tmp_path):
 
 
 def test_runner_uses_google_flags(model, tmp_path):
-    done = subprocess.run(
-        [sys.executable, str(REPO / "extract_features.py"), f"--input_file={model['input']}",
-         f"--output_file={tmp_path / 'cli.jsonl'}", f"--vocab_file={model['vocab']}",
-         f"--bert_config_file={model['folder'] / 'ckpt' / 'bert_config.json'}",
-         f"--init_checkpoint={model['checkpoint']}", "--layers=-1,-3", "--max_seq_length=32",
-         "--batch_size=8", "--use_one_hot_embeddings=false",
-         f"--export_dir={tmp_path / 'export'}"],
-        env=ENV, capture_output=True, text=True)
+    # The script as `python extract_features.py` runs it (absl flags, cli.run), in this
+    # process: its flags are the behaviour here, not a fresh interpreter.
+    done = run_script(
+        "extract_features.py", f"--input_file={model['input']}",
+        f"--output_file={tmp_path / 'cli.jsonl'}", f"--vocab_file={model['vocab']}",
+        f"--bert_config_file={model['folder'] / 'ckpt' / 'bert_config.json'}",
+        f"--init_checkpoint={model['checkpoint']}", "--layers=-1,-3", "--max_seq_length=32",
+        "--batch_size=8", "--use_one_hot_embeddings=false",
+        f"--export_dir={tmp_path / 'export'}")
     assert done.returncode == 0, done.stderr[-3000:]
     records = _read(tmp_path / "cli.jsonl")
     assert len(records) == 6

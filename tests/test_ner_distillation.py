@@ -137,17 +137,33 @@ def test_a_student_tagger_trains_from_the_teacher_and_records_it(teacher, conll_
     assert recorded["teacher"]["labels"] == (teacher / "label_list.txt").read_text().split()
 
 
+def _trained_values(output_dir):
+    """{name: array} of every numeric value in the latest checkpoint of output_dir: the model's
+    weights, the optimizer's slots and step."""
+    reader = tf.train.load_checkpoint(str(output_dir))
+    return {name: reader.get_tensor(name)
+            for name, dtype in reader.get_variable_to_dtype_map().items()
+            if dtype.is_floating or dtype.is_integer}
+
+
 def test_with_alpha_0_the_student_tagger_trains_exactly_as_without_the_teacher(
         teacher, conll_small, tmp_path):
+    """Both runs end with the same weights (and optimizer state): the teacher's pass leaves the
+    student's initialisation, dropout and window order as they are without it."""
     def train(name, **distillation):
         opts = _options(config=BertConfig.from_preset("L-1_H-32_A-2", **TINY),
-                        train_file=conll_small, eval_file=conll_small,
-                        output_dir=str(tmp_path / name), do_train=True, do_eval=True,
+                        train_file=conll_small, output_dir=str(tmp_path / name), do_train=True,
                         num_train_epochs=1, **distillation)
-        return run(opts, tf.distribute.get_strategy())["eval"]["loss"]
+        run(opts, tf.distribute.get_strategy())
+        return _trained_values(tmp_path / name)
 
-    assert train("student", teacher_checkpoint=str(teacher), distill_alpha=0.0) == \
-        pytest.approx(train("alone"), rel=1e-6)
+    student = train("student", teacher_checkpoint=str(teacher), distill_alpha=0.0)
+    alone = train("alone")
+    assert student.keys() == alone.keys()
+    # Equal to rounding (measured: at most 2.8e-8 apart; the eval losses this test compared
+    # before were equal to rel 1e-6).
+    for name, value in alone.items():
+        np.testing.assert_allclose(student[name], value, rtol=1e-6, atol=1e-7, err_msg=name)
 
 
 @pytest.mark.parametrize("flags, message", [
@@ -201,7 +217,15 @@ def test_a_transfer_file_adds_windows_the_steps_count(teacher, conll_small, tmp_
                     train_file=conll_small, output_dir=str(tmp_path / "out"), do_train=True,
                     teacher_checkpoint=str(teacher), distill_transfer_file=str(words_only),
                     num_train_epochs=1)
-    result = run(opts, tf.distribute.get_strategy())
+    # run()'s training data and step count, built in-process (the teacher scores both files)
+    from bert_tf.jobs.finetune import train_steps
+    from bert_tf.jobs.ner import NerTask
+    from bert_tf.jobs.options import start
+    task = NerTask(opts)
+    start(opts)
+    task.prepare()
+    training = task.training_data()
+    steps = train_steps(opts, training.count, training.unit)[0]
     train, transfer = _windows(conll_small), _windows(str(words_only))
     assert transfer >= 30
-    assert result["train"]["step"] == (train + transfer) // 8
+    assert steps == (train + transfer) // 8

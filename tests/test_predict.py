@@ -13,7 +13,6 @@ import importlib
 import json
 import os
 import shutil
-import subprocess
 import sys
 
 import numpy as np
@@ -435,10 +434,13 @@ def test_multiple_choice_rows_need_as_many_choices_as_the_first(choice_checkpoin
 
 
 # --------------------------------------------------------------------------- command line
-def _predict_cli(*flags, cwd=REPO):
-    return subprocess.run([sys.executable, "-m", "bert_tf.predict", *flags], cwd=cwd,
-                          capture_output=True, text=True, timeout=600,
-                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+def _predict_cli(*flags):
+    """`python -m bert_tf.predict <flags>` run as __main__ in this process
+    (fixtures_distillation.run_script: its own absl flags, cli.run's one-line error report and
+    exit status; a traceback would propagate): the flags, the reading of files and the output
+    are what these tests check, and a new interpreter importing TensorFlow costs ~5 s."""
+    from fixtures_distillation import run_script
+    return run_script("bert_tf/predict.py", *flags)
 
 
 def test_command_line_writes_json_lines(classifier, tmp_path):
@@ -762,7 +764,7 @@ def test_recorded_settings_follow_the_given_stride_and_the_models_task(caplog):
 def test_export_savedmodel_takes_a_runs_recorded_windows(classifier, tmp_path):
     model = _windowed_run_folder(classifier, tmp_path / "run")
     _, info = support.run_export_script(model, str(tmp_path / "export"), "--task=classifier",
-                                        "--labels=0,1")
+                                        "--labels=0,1", in_process=True)
     assert (info["seq_length"], info["window_stride"], info["window_pooling"],
             info["max_windows"]) == (SST_SEQ, WINDOW_STRIDE, "max", MAX_WINDOWS)
 

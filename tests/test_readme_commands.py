@@ -4,11 +4,12 @@ flags they define, and the pages' relative links resolve.
 Commands are read from the pages' ```bash blocks (continuation lines joined, comments
 dropped). For `python SCRIPT` / `python -m MODULE`, the flags a script defines are what the
 script itself lists with --helpfull (absl: shared definitions of bert_tf/flags.py included) or
---help (argparse), run in a subprocess; nothing is trained.
+--help (argparse), each run as if started alone (tests/support/help_texts.py); nothing is
+trained.
 """
 
-import concurrent.futures
 import functools
+import json
 import os
 import re
 import shlex
@@ -129,29 +130,46 @@ def _source_file(kind, name):
     return base.with_suffix(".py") if base.with_suffix(".py").exists() else base / "__main__.py"
 
 
+def _help_flag(kind, name):
+    """absl's --helpfull (every flag defined in the process, shared ones included) or
+    argparse's --help."""
+    absl = "from absl import" in _source_file(kind, name).read_text(encoding="utf-8")
+    return "--helpfull" if absl else "--help"
+
+
+@functools.lru_cache(maxsize=None)
+def _help_outputs():
+    """{(kind, name): help output} of every Python target of the pages, collected by one
+    subprocess that imports TensorFlow once and forks a child per target
+    (tests/support/help_texts.py)."""
+    targets = [[kind, name, _help_flag(kind, name)] for kind, name in PYTHON_TARGETS]
+    run = subprocess.run([sys.executable, str(REPO / "tests" / "support" / "help_texts.py"),
+                          json.dumps(targets)], capture_output=True, text=True, cwd=REPO,
+                         env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return {(out["kind"], out["name"]): out for out in json.loads(run.stdout)}
+
+
 @functools.lru_cache(maxsize=None)
 def defined_flags(kind, name):
-    """(flags, boolean flags) a script or module defines, from its own help output: absl's
-    --helpfull (every flag defined in the process, shared ones included) or argparse's --help."""
-    absl = "from absl import" in _source_file(kind, name).read_text(encoding="utf-8")
-    base = [sys.executable] + ([str(REPO / name)] if kind == "script" else ["-m", name])
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    run = subprocess.run(base + ["--helpfull" if absl else "--help"], capture_output=True,
-                         text=True, cwd=REPO, env=env, timeout=300)
-    help_text = run.stdout
-    if absl:   # absl prints the docstring, then "flags:" and each module's flags; exit code 1
-        ok = run.returncode == 1 and "\nflags:\n" in help_text
+    """(flags, boolean flags) a script or module defines, from its own help output."""
+    help_flag = _help_flag(kind, name)
+    run = _help_outputs()[(kind, name)]
+    help_text = run["stdout"]
+    if help_flag == "--helpfull":   # the docstring, then "flags:" and each module's; exit 1
+        ok = run["returncode"] == 1 and "\nflags:\n" in help_text
         help_text = help_text.split("\nflags:\n", 1)[-1]
     else:
-        ok = run.returncode == 0
-    assert ok, f"{name} {'--helpfull' if absl else '--help'} failed:\n{run.stderr[-2000:]}"
-    pattern = _FLAG_IN_HELP if absl else _ARGPARSE_FLAG
+        ok = run["returncode"] == 0
+    assert ok, f"{name} {help_flag} failed:\n{run['stderr'][-2000:]}"
+    pattern = _FLAG_IN_HELP if help_flag == "--helpfull" else _ARGPARSE_FLAG
     flags, bools = set(), set()
     for negatable, flag in pattern.findall(help_text):
         flags.add(flag)
         if negatable:
             bools.add(flag)
-    flags.update({"help", "helpfull", "helpshort", "flagfile"} if absl else {"help"})
+    flags.update({"help", "helpfull", "helpshort", "flagfile"} if help_flag == "--helpfull"
+                 else {"help"})
     return frozenset(flags), frozenset(bools)
 
 
@@ -173,11 +191,10 @@ PYTHON_TARGETS = sorted({target_of(argv)[0] for _, _, argv in COMMANDS
                          if target_of(argv)[0][0] in ("script", "module")})
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _warm_help_cache():
-    """Collects every target's help output once, two at a time."""
-    with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        list(pool.map(lambda t: defined_flags(*t), PYTHON_TARGETS))
+@pytest.fixture(scope="module")
+def help_outputs():
+    """The help output of every target, collected once (a few seconds: one TensorFlow import)."""
+    return _help_outputs()
 
 
 def test_readme_starts_with_the_two_commands():
@@ -197,7 +214,7 @@ def test_readme_names_every_runner_and_the_docs_show_each_one_run():
 @pytest.mark.parametrize("page,line,argv", COMMANDS,
                          ids=[f"{page}:{line}-{' '.join(strip_env(a)[:2])}"
                               for page, line, a in COMMANDS])
-def test_command_target_exists_and_flags_are_defined(page, line, argv):
+def test_command_target_exists_and_flags_are_defined(page, line, argv, help_outputs):
     (kind, name), args = target_of(argv)
     where = f"{page} line {line}"
     if kind == "external":
@@ -229,7 +246,7 @@ def test_relative_links_resolve(page):
     assert broken == [], f"{page.name}: broken links (line, target) {broken}"
 
 
-def test_quickstart_commands_use_defined_flags(tmp_path):
+def test_quickstart_commands_use_defined_flags(tmp_path, help_outputs):
     """The main job's stage commands, built without running them, use only real flags."""
     from bert_tf.quickstart.pipeline import Pipeline
     stages = list(Pipeline(str(tmp_path / "out")).stages())

@@ -22,6 +22,7 @@ from bert_tf.config import BertConfig
 from bert_tf.jobs.classifier import ClassifierOptions, build_model, run
 from bert_tf.metrics.results import read_eval_results
 from bert_tf.serving.exporter import existing_versions, next_version
+from fixtures_distillation import run_script
 from helpers import REPO, minilm_dir, shared_path
 
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(REPO))
@@ -186,18 +187,19 @@ def test_fine_tuning_and_export_write_only_to_the_url(tmp_path, isolated):
 
 @pytest.mark.slow
 def test_runner_with_url_folders_writes_nothing_locally(tmp_path, isolated):
-    """run_classifier.py with --output_dir and --export_dir on ram:// (its own process): no
-    log.txt folder, no "ram:" folder, a warning instead of the log file."""
+    """run_classifier.py with --output_dir and --export_dir on ram:// (as `python
+    run_classifier.py` runs it: absl flags, its logging set-up, cli.run; in this process, with
+    the empty working directory of `isolated`): no log.txt folder, no "ram:" folder, a warning
+    instead of the log file."""
     data = _mrpc(tmp_path / "data", train_rows=8)
     cwd, _ = isolated
     out, export_dir = _ram("runner_out"), _ram("runner_export")
-    done = subprocess.run(
-        [sys.executable, str(REPO / "run_classifier.py"), "--task_name=MRPC",
-         f"--data_dir={data}", f"--vocab_file={minilm_dir() / 'vocab.txt'}",
-         "--model_preset=L-1_H-32_A-2", f"--output_dir={out}", f"--export_dir={export_dir}",
-         "--do_train", "--train_batch_size=4", "--num_train_epochs=1", "--max_seq_length=32",
-         "--iterations_per_loop=2"],
-        cwd=cwd, env=ENV, capture_output=True, text=True, timeout=600)
+    done = run_script(
+        "run_classifier.py", "--task_name=MRPC",
+        f"--data_dir={data}", f"--vocab_file={minilm_dir() / 'vocab.txt'}",
+        "--model_preset=L-1_H-32_A-2", f"--output_dir={out}", f"--export_dir={export_dir}",
+        "--do_train", "--train_batch_size=4", "--num_train_epochs=1", "--max_seq_length=32",
+        "--iterations_per_loop=2")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "is a URL: the log goes to stderr only" in done.stderr
     assert f"saved checkpoint {out}/ckpt-2" in done.stderr

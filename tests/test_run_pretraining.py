@@ -100,17 +100,26 @@ def _final_weights(output_dir):
 def test_resume_after_sigkill_matches_uninterrupted_run(small_corpus, tmp_path):
     steps = 20
     straight, interrupted = str(tmp_path / "straight"), str(tmp_path / "interrupted")
-    subprocess.run(_runner_args(small_corpus, straight, steps), env=ENV, check=True,
-                   capture_output=True)
-    proc = subprocess.Popen(_runner_args(small_corpus, interrupted, steps), env=ENV,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 300
-    # Kill once the first checkpoint is complete (its state file names it), mid-training.
-    while not tf.train.latest_checkpoint(interrupted) and time.time() < deadline:
-        assert proc.poll() is None, "the run ended before its first checkpoint"
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    # The uninterrupted run and the one to be killed are independent: they run side by side.
+    straight_log = open(tmp_path / "straight.log", "w")
+    straight_proc = subprocess.Popen(_runner_args(small_corpus, straight, steps), env=ENV,
+                                     stdout=straight_log, stderr=subprocess.STDOUT)
+    try:
+        proc = subprocess.Popen(_runner_args(small_corpus, interrupted, steps), env=ENV,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 300
+        # Kill once the first checkpoint is complete (its state file names it), mid-training.
+        while not tf.train.latest_checkpoint(interrupted) and time.time() < deadline:
+            assert proc.poll() is None, "the run ended before its first checkpoint"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        assert straight_proc.wait(timeout=600) == 0, \
+            (tmp_path / "straight.log").read_text()[-3000:]
+    finally:
+        if straight_proc.poll() is None:
+            straight_proc.kill()
+        straight_log.close()
     killed_at = tf.train.latest_checkpoint(interrupted)
     assert killed_at and not killed_at.endswith(f"ckpt-{steps}")
     subprocess.run(_runner_args(small_corpus, interrupted, steps), env=ENV, check=True,

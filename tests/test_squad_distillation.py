@@ -2,6 +2,7 @@
 task from a fine-tuned teacher's start and end logits alone, and the checks on the teacher."""
 
 import json
+import shutil
 
 import keras
 import numpy as np
@@ -92,14 +93,28 @@ def test_a_student_of_the_teachers_layers_records_its_shape(teacher, synthetic, 
     assert json.loads((out / "bert_config.json").read_text())["num_hidden_layers"] == 1
 
 
-def test_with_alpha_0_the_student_trains_exactly_as_without_the_teacher(teacher, synthetic, tmp_path):
-    def train(name, **distillation):
-        opts = _options(synthetic["vocab"], tmp_path / name, train_file=synthetic["train"],
-                        do_train=True, num_train_epochs=2.0, **distillation)
-        return run(opts, tf.distribute.get_strategy())["train"]["loss"]
+def _alpha_0_options(synthetic, teacher, output_dir):
+    """The options of `alpha_0_student`."""
+    return _options(synthetic["vocab"], output_dir, train_file=synthetic["train"],
+                    do_train=True, num_train_epochs=2.0, teacher_checkpoint=str(teacher),
+                    distill_alpha=0.0)
 
-    assert train("student", teacher_checkpoint=str(teacher), distill_alpha=0.0) == \
-        pytest.approx(train("alone"), rel=1e-6)
+
+@pytest.fixture(scope="module")
+def alpha_0_student(teacher, synthetic, tmp_path_factory):
+    """A 1-layer student trained 2 epochs from the teacher with alpha 0: {"output_dir",
+    "result"} (run()'s). Read-only: a test that runs in it copies it first."""
+    out = tmp_path_factory.mktemp("alpha_0_student")
+    result = run(_alpha_0_options(synthetic, teacher, out), tf.distribute.get_strategy())
+    return {"output_dir": out, "result": result}
+
+
+def test_with_alpha_0_the_student_trains_exactly_as_without_the_teacher(alpha_0_student,
+                                                                        synthetic, tmp_path):
+    alone = run(_options(synthetic["vocab"], tmp_path / "alone", train_file=synthetic["train"],
+                         do_train=True, num_train_epochs=2.0), tf.distribute.get_strategy())
+    assert alpha_0_student["result"]["train"]["loss"] == \
+        pytest.approx(alone["train"]["loss"], rel=1e-6)
 
 
 def test_a_teacher_with_another_vocabulary_is_refused(teacher, synthetic, tmp_path):
@@ -110,14 +125,9 @@ def test_a_teacher_with_another_vocabulary_is_refused(teacher, synthetic, tmp_pa
                      teacher_checkpoint=str(teacher)), tf.distribute.get_strategy())
 
 
-def test_the_teachers_logits_are_kept_and_reused_by_a_rerun(teacher, synthetic, tmp_path,
-                                                             monkeypatch):
-    def opts():
-        return _options(synthetic["vocab"], tmp_path / "student", train_file=synthetic["train"],
-                        do_train=True, num_train_epochs=1.0, teacher_checkpoint=str(teacher))
-
-    run(opts(), tf.distribute.get_strategy())
-    kept = np.load(tmp_path / "student" / "train.tf_record.teacher_logits.npz")
+def test_the_teachers_logits_are_kept_and_reused_by_a_rerun(alpha_0_student, teacher,
+                                                             synthetic, tmp_path, monkeypatch):
+    kept = np.load(alpha_0_student["output_dir"] / "train.tf_record.teacher_logits.npz")
     assert kept["teacher_start_logits"].dtype == np.float16
     assert kept["teacher_start_logits"].shape == kept["teacher_end_logits"].shape
     assert kept["teacher_start_logits"].shape[1] == 64 and kept["teacher_start_logits"].any()
@@ -126,7 +136,9 @@ def test_the_teachers_logits_are_kept_and_reused_by_a_rerun(teacher, synthetic, 
         raise AssertionError("the teacher scored the windows again")
 
     monkeypatch.setattr("bert_tf.jobs.squad_distillation.teacher_span_logits", no_second_pass)
-    run(opts(), tf.distribute.get_strategy())
+    rerun = tmp_path / "student"
+    shutil.copytree(alpha_0_student["output_dir"], rerun)
+    run(_alpha_0_options(synthetic, teacher, rerun), tf.distribute.get_strategy())
 
 
 def test_a_teacher_with_other_casing_is_refused(teacher, synthetic, tmp_path):
