@@ -7,6 +7,10 @@ import tensorflow as tf
 
 import test_serving_support as support
 
+# Slow as a whole: the exports these tests read are built by the first test of a worker that
+# needs them (test_serving_support's process-wide cache, not a fixture the profile could time).
+pytestmark = pytest.mark.slow
+
 LONG_TEXT = " ".join(["antidisestablishmentarianism"] * 200)     # far past max_seq_length
 
 

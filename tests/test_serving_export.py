@@ -136,6 +136,9 @@ def test_every_task_has_the_documented_signatures(kind):
     _assert_documented(_from_proto(support.exported(kind)[1]), kind)
 
 
+# Slow whatever the profile says: when it runs first in its worker, it builds the shared export
+# it reads (a process-wide cache, not a fixture, so the profile cannot see that cost).
+@pytest.mark.slow
 def test_export_writes_the_tf_serving_layout():
     path = support.exported("classifier")[1]
     export_dir = os.path.dirname(path)

@@ -12,6 +12,10 @@ import test_serving_support as support
 from bert_tf.serving import graph_ops
 from bert_tf.tokenization import serving_ops
 
+# Slow as a whole: the exports these tests read are built by the first test of a worker that
+# needs them (test_serving_support's process-wide cache, not a fixture the profile could time).
+pytestmark = pytest.mark.slow
+
 SIGNATURES = ("serving_default", "serve_features", "serve_examples")
 FEATURES = ("input_ids", "input_mask", "segment_ids")
 TOLERANCE = dict(rtol=1e-4, atol=1e-5)
