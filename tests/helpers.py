@@ -59,3 +59,22 @@ def pretraining_features(n=16, seq=16, vocab=50):
             "masked_lm_ids": ids[:, 1:6],
             "masked_lm_weights": rng.integers(0, 2, (n, 5)).astype(np.float32),
             "next_sentence_labels": rng.integers(0, 2, (n, 1)).astype(np.int32)}
+
+
+def assert_alpha_0_student_trains_as_alone(train, teacher, atol):
+    """train(name, **distillation) runs a job into a folder `name` and returns that folder.
+    With the teacher at distill_alpha 0 and without it, both runs must end with every numeric
+    value of their checkpoints (weights, optimizer slots, step) equal to rounding."""
+    import tensorflow as tf
+
+    def values(output_dir):
+        reader = tf.train.load_checkpoint(str(output_dir))
+        return {name: reader.get_tensor(name)
+                for name, dtype in reader.get_variable_to_dtype_map().items()
+                if dtype.is_floating or dtype.is_integer}
+
+    student = values(train("student", teacher_checkpoint=str(teacher), distill_alpha=0.0))
+    alone = values(train("alone"))
+    assert student.keys() == alone.keys()
+    for name, value in alone.items():
+        np.testing.assert_allclose(student[name], value, rtol=1e-6, atol=atol, err_msg=name)
