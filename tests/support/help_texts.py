@@ -58,7 +58,21 @@ def run_child(kind, name, help_flag, out, err):
         code = 1
     sys.stdout.flush()
     sys.stderr.flush()
+    _save_coverage()
     os._exit(code)
+
+
+def _save_coverage():
+    """Under `pytest --cov` (coverage's subprocess patch) the child's coverage is kept too:
+    os._exit skips the atexit hook that would save it."""
+    try:
+        import coverage
+    except ImportError:
+        return
+    current = coverage.Coverage.current()
+    if current is not None:
+        current.stop()
+        current.save()
 
 
 def help_of(kind, name, help_flag):
