@@ -8,7 +8,7 @@ import pytest  # noqa: E402
 # tiers: the fast/slow split (tests/tiers.py); fixtures_*: session-scoped runs and exports that
 # several test files read, built once per test process.
 pytest_plugins = ["tiers", "fixtures_runs", "fixtures_serving", "fixtures_exports",
-                  "fixtures_pretraining", "fixtures_distillation"]
+                  "fixtures_pretraining"]
 
 
 @pytest.fixture(scope="session")

@@ -339,18 +339,17 @@ def test_augmented_copies_drop_words_keep_labels_and_follow_the_seed():
 
 def _student_training(opts):
     """What run() trains the student of `opts` on, built in-process without training: its
-    training steps (the driver's count, from the task's training data: examples and copies,
-    scored by the teacher) and the mean distill_loss of the student (initialised as run() does)
+    training steps (the driver's training_plan: the task's training data, examples and copies
+    scored by the teacher, and the step count) and the mean distill_loss of the student (initialised as run() does)
     over those batches, as the trainer's metric computes it."""
     from bert_tf.data.classification.pipeline import MODEL_KEYS
     from bert_tf.jobs.classifier import ClassifierTask
-    from bert_tf.jobs.finetune import train_steps
+    from bert_tf.jobs.driver import training_plan
     from bert_tf.jobs.options import start
     task = ClassifierTask(opts)
     start(opts)
     task.prepare()
-    training = task.training_data()
-    steps = train_steps(opts, training.count, training.unit)[0]
+    training, steps, _ = training_plan(task)
     model = task.build_model()
     init_from_checkpoint(model, opts.init_checkpoint, opts.student_layers)
     objective = task.loss(training)

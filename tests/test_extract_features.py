@@ -14,7 +14,7 @@ from bert_tf.checkpoints import save_weights
 from bert_tf.jobs import features as features_job
 from bert_tf.jobs.features import FeatureOptions, run
 from bert_tf.tokenization import FullTokenizer
-from fixtures_distillation import run_script
+from scripts_in_process import run_script
 from helpers import minilm_dir, shared_path
 
 LINES = ["Who was Jim Henson ? ||| Jim Henson was a puppeteer",

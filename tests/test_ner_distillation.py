@@ -205,14 +205,13 @@ def test_a_transfer_file_adds_windows_the_steps_count(teacher, conll_small, tmp_
                     teacher_checkpoint=str(teacher), distill_transfer_file=str(words_only),
                     num_train_epochs=1)
     # run()'s training data and step count, built in-process (the teacher scores both files)
-    from bert_tf.jobs.finetune import train_steps
+    from bert_tf.jobs.driver import training_plan
     from bert_tf.jobs.ner import NerTask
     from bert_tf.jobs.options import start
     task = NerTask(opts)
     start(opts)
     task.prepare()
-    training = task.training_data()
-    steps = train_steps(opts, training.count, training.unit)[0]
+    _, steps, _ = training_plan(task)
     train, transfer = _windows(conll_small), _windows(str(words_only))
     assert transfer >= 30
     assert steps == (train + transfer) // 8

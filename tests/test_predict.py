@@ -436,10 +436,10 @@ def test_multiple_choice_rows_need_as_many_choices_as_the_first(choice_checkpoin
 # --------------------------------------------------------------------------- command line
 def _predict_cli(*flags):
     """`python -m bert_tf.predict <flags>` run as __main__ in this process
-    (fixtures_distillation.run_script: its own absl flags, cli.run's one-line error report and
+    (scripts_in_process.run_script: its own absl flags, cli.run's one-line error report and
     exit status; a traceback would propagate): the flags, the reading of files and the output
     are what these tests check, and a new interpreter importing TensorFlow costs ~5 s."""
-    from fixtures_distillation import run_script
+    from scripts_in_process import run_script
     return run_script("bert_tf/predict.py", *flags)
 
 

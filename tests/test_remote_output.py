@@ -22,7 +22,7 @@ from bert_tf.config import BertConfig
 from bert_tf.jobs.classifier import ClassifierOptions, build_model, run
 from bert_tf.metrics.results import read_eval_results
 from bert_tf.serving.exporter import existing_versions, next_version
-from fixtures_distillation import run_script
+from scripts_in_process import run_script
 from helpers import REPO, minilm_dir, shared_path
 
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(REPO))

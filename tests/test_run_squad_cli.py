@@ -1,14 +1,14 @@
 """run_squad.py as users call it: google-research's flags and defaults, the shared runtime
 flags, a distributed end-to-end run (a real process: its two CPU devices are set before
 TensorFlow starts) and a validation error at the command line (the script run in this process,
-fixtures_distillation.run_script)."""
+scripts_in_process.run_script)."""
 
 import json
 import os
 import subprocess
 import sys
 
-from fixtures_distillation import run_script, script_flags
+from scripts_in_process import run_script, script_flags
 from helpers import REPO
 from test_run_squad import synthetic_squad, synthetic_vocab, tiny_config
 

@@ -4,7 +4,7 @@ traceback (bert_tf/cli.py).
 
 Each runner case runs the script on a small input, mostly a few lines of ../shared data with one
 fault, that stops it before any training: as `python <script>` runs it (its absl flags,
-cli.run, exit status and stderr) but in this process (fixtures_distillation.run_script), and in
+cli.run, exit status and stderr) but in this process (scripts_in_process.run_script), and in
 a real subprocess for run_classifier.py and the two data-preparation scripts, which show the
 exit status and the single stderr line of a real process."""
 
@@ -19,7 +19,7 @@ import pytest
 
 from bert_tf.cli import bad_input_message
 from bert_tf.config import ConfigError
-from fixtures_distillation import run_script
+from scripts_in_process import run_script
 from helpers import REPO, shared_path
 
 

@@ -288,7 +288,7 @@ def test_runner_exports_a_checkpoint_as_the_next_version(tmp_path):
     (tmp_path / "export" / "1").mkdir(parents=True)
     # The script runs as __main__ in this process (its own absl flags; a new interpreter
     # importing TensorFlow would add ~5 s and check nothing more here).
-    from fixtures_distillation import run_script
+    from scripts_in_process import run_script
     out = run_script("export_savedmodel.py", f"--init_checkpoint={prefix}",
                      f"--export_dir={tmp_path / 'export'}", "--task_name=MRPC",
                      "--max_seq_length=32", "--notext_signatures", "--nowarmup")

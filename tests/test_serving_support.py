@@ -100,12 +100,12 @@ def loaded(kind):
 
 def run_export_script(checkpoint, export_dir, *flags, in_process=False):
     """export_savedmodel.py on `checkpoint` in a subprocess, or with in_process run as
-    __main__ in this process (fixtures_distillation.run_script: its own absl flags, no new
+    __main__ in this process (scripts_in_process.run_script: its own absl flags, no new
     interpreter to start); returns (the new version's path, its export_info.json)."""
     argv = [f"--init_checkpoint={checkpoint}", f"--export_dir={export_dir}", "--nowarmup",
             *flags]
     if in_process:
-        from fixtures_distillation import run_script
+        from scripts_in_process import run_script
         out = run_script("export_savedmodel.py", *argv)
     else:
         out = subprocess.run([sys.executable, str(REPO / "export_savedmodel.py"), *argv],

@@ -148,6 +148,15 @@ def record_options(task):
     return {RUN_OPTIONS: text}
 
 
+def training_plan(task):
+    """(training data, steps, warm-up steps) of a prepared task: what run_task trains on, with
+    the step counts the options give for its size; (None, 1, 0) without do_train."""
+    if not task.opts.do_train:
+        return None, 1, 0
+    training = task.training_data()
+    return (training, *train_steps(task.opts, training.count, training.unit))
+
+
 def run_task(task, strategy):
     """Trains, evaluates, predicts and/or exports as the options of `task` say. Returns
     {"train", "eval", "predict", "export"} (each None when not run) and "best_step" with
@@ -158,8 +167,7 @@ def run_task(task, strategy):
     best_files = dict(task.prepare())
     if opts.do_train:
         best_files.update(record_options(task))
-    training = task.training_data() if opts.do_train else None
-    steps, warmup = train_steps(opts, training.count, training.unit) if training else (1, 0)
+    training, steps, warmup = training_plan(task)
     setup = build_trainer(opts, strategy, task.build_model, task.loss(training), steps, warmup)
     trainer = setup.trainer
     result = {"train": None, "eval": None, "predict": None, "export": None}

@@ -1,6 +1,7 @@
-"""Session-scoped fixtures shared by several test files (see conftest.py): the runner scripts run
-in this process (test_runner_errors, test_run_squad_cli); the synthetic SQuAD task and a span
-labeler fine-tuned on it (test_run_squad, test_squad_distillation)."""
+"""Runner scripts run as `python <script>` would run them, but in the test process (their own
+absl flags and logging, bert_tf.cli.run's error report and exit status): for tests whose
+subject is the flags, the files read and the output, not a fresh interpreter (which costs
+~5 s of TensorFlow import)."""
 
 import contextlib
 import io
@@ -11,12 +12,9 @@ import sys
 from pathlib import Path
 from unittest import mock
 
-import pytest
-
 from helpers import REPO
 
 
-# --------------------------------------------------------------------------- runner scripts
 @contextlib.contextmanager
 def _own_flags():
     """absl's global FLAGS holding absl's own flags only, as in a fresh interpreter, while a
