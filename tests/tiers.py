@@ -95,6 +95,25 @@ def pytest_collection_modifyitems(config, items):
         if dropped:
             config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+    _heaviest_files_first(items, tests, fixtures)
+
+
+def _heaviest_files_first(items, tests, fixtures):
+    """Orders the files by their cost in the profile, heaviest first (tests keep their order
+    within a file). Under `--dist loadfile --no-loadscope-reorder` xdist hands files out in this
+    order, so the long files start first and the short ones fill the end: less time with one
+    worker idle. Files the profile does not know yet go first."""
+    cost = {}
+    for nodeid, seconds in tests.items():
+        path = nodeid.split("::")[0]
+        cost[path] = cost.get(path, 0.0) + seconds
+    for key, seconds in fixtures.items():
+        path = key.split("::")[0]
+        if path in cost:
+            cost[path] += seconds
+    order = {id(item): index for index, item in enumerate(items)}
+    items.sort(key=lambda item: (-cost.get(item.nodeid.split("::")[0], float("inf")),
+                                 order[id(item)]))
 
 
 @pytest.hookimpl(wrapper=True)

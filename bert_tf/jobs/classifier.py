@@ -451,16 +451,14 @@ class ClassifierTask(FinetuneTask):
     def evaluate(self, trainer, step, eval_set):
         values, confusion = evaluate(trainer, self.inputs, eval_set.columns, eval_set.source,
                                      self.data.info.metric_task, what=f"eval@{step}")
-        if confusion is not None:
-            write_confusion(self.opts.output_dir, confusion, self.data.labels)
         return Evaluation(step, values, confusion)
 
     def record_evaluation(self, trainer, evaluation, eval_set, summarized):
         """The task's metrics plus its companions' (suffixed), confusion matrices."""
         from bert_tf.data.classification import get_task_info
         opts, data, inputs = self.opts, self.data, self.inputs
-        confusion = evaluation.artifact
-        if summarized and confusion is not None:    # the best step's, not the last one's
+        confusion = evaluation.artifact     # the recorded step's (the best one's, if kept)
+        if confusion is not None:
             write_confusion(opts.output_dir, confusion, data.labels)
         extra = {}
         for companion, examples in _companions_with(data, "dev"):

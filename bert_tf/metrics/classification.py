@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import rankdata
+from scipy.stats import pearsonr, spearmanr
 
 _ACCURACY_TASKS = ("sst-2", "mnli", "mnli-mm", "qnli", "rte", "wnli", "ax", "xnli",
                    "classification")
@@ -187,17 +187,20 @@ def majority_prediction(confusion):
 
 
 def pearson_corr(predictions, labels):
-    """Pearson correlation; NaN when either side is constant (undefined)."""
+    """Pearson correlation (scipy's); NaN when either side is constant (undefined)."""
     x, y = _pair(_scores(predictions), np.asarray(labels, dtype=np.float64))
-    x, y = x - x.mean(), y - y.mean()
-    denominator = math.sqrt(np.dot(x, x) * np.dot(y, y))
-    return float(np.dot(x, y) / denominator) if denominator else math.nan
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        return math.nan
+    return float(pearsonr(x, y).statistic)
 
 
 def spearman_corr(predictions, labels):
-    """Spearman correlation: Pearson of the ranks, tied values sharing their average rank."""
+    """Spearman correlation (scipy's), tied values sharing their average rank; NaN when either
+    side is constant."""
     x, y = _pair(_scores(predictions), np.asarray(labels, dtype=np.float64))
-    return pearson_corr(rankdata(x, method="average"), rankdata(y, method="average"))
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        return math.nan
+    return float(spearmanr(x, y).statistic)
 
 
 def compute_metrics(task, predictions, labels, label_names=None):
