@@ -40,6 +40,8 @@ from bert_tf.options import option, option_like
 
 logger = logging.getLogger("bert_tf")
 
+# "cls" and "mean" pool the --layers' token vectors as SentencePooling does (pool_tokens);
+# "none" keeps every token, "pooler" is the encoder's pooled_output.
 POOLINGS = ("none", "cls", "mean", "pooler")
 COMPACT_DTYPES = ("float32", "float16")
 _PAIR_RE = re.compile(r"^(.*) \|\|\| (.*)$")
@@ -248,11 +250,12 @@ def compact_row(example, layer_outputs, pooled, pooling):
     if pooling == "pooler":
         return pooled
     tokens = np.concatenate(list(layer_outputs[:, :n]), axis=-1)            # [T, k*H]
-    if pooling == "cls":
-        return tokens[0]
-    if pooling == "mean":
-        return tokens.mean(axis=0)
-    return tokens
+    if pooling == "none":
+        return tokens
+    from keras import ops
+
+    from bert_tf.model.sentence_pooling import pool_tokens
+    return ops.convert_to_numpy(pool_tokens(tokens[None], mode=pooling))[0]
 
 
 # --------------------------------------------------------------------------- output

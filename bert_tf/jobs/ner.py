@@ -300,16 +300,16 @@ class NerTask(FinetuneTask):
             parts.append(self._data(self.opts.distill_transfer_file, False, "transfer"))
         words = teacher_word_logits(self.teacher, [w for p in parts for w in p.units.words],
                                     self.opts.eval_batch_size, DEFAULT_STRIDE)
+        with_targets = []              # new dicts: the parts' own arrays stay as they were
         for part in parts:
-            part.features.arrays["teacher_logits"] = window_teacher_logits(
-                part.features, words[:len(part.units.words)], len(self.labels))
+            with_targets.append(dict(part.features.arrays, teacher_logits=window_teacher_logits(
+                part.features, words[:len(part.units.words)], len(self.labels))))
             words = words[len(part.units.words):]
         keras.utils.set_random_seed(self.opts.seed)
         if len(parts) == 1:
-            return train.features.arrays
-        transfer = parts[1].features.arrays
-        arrays = {k: np.concatenate([train.features.arrays[k], transfer[k]])
-                  for k in train.features.arrays}
+            return with_targets[0]
+        own, transfer = with_targets
+        arrays = {k: np.concatenate([own[k], transfer[k]]) for k in own}
         arrays["label_weight"] = np.concatenate([np.ones(train.features.num_windows, np.float32),
                                                  np.zeros(len(transfer["input_ids"]), np.float32)])
         logger.info("distillation: %d training windows and %d transfer windows (%s)",

@@ -31,6 +31,7 @@ import logging
 import keras
 import numpy as np
 import tensorflow as tf
+from keras import ops
 from tensorflow.python.framework import op_def_library
 
 from bert_tf.cpu_features import cpu_flags
@@ -48,6 +49,37 @@ _SMALLEST_RANGE = 1e-8                        # an all-zero column or input stil
 INT8_DOT_FLAGS = ("avx512_vnni", "avx_vnni", "amx_int8")      # /proc/cpuinfo's names
 
 logger = logging.getLogger("bert_tf")
+
+
+# Two private APIs, for which TensorFlow and Keras have no public counterpart. An upgrade that
+# removes them fails here with the message below, and in tests/test_int8_private_apis.py.
+def internal_op(op_type, name, **inputs_and_attrs):
+    """The first output of a new `op_type` op in the current graph. `_QuantizedMatMul` and
+    `_MklLayerNorm` are registered by TensorFlow's x86-64 builds but not listed in tf.raw_ops,
+    so TensorFlow's private op_def_library._apply_op_helper is the only way to add them."""
+    apply_op = getattr(op_def_library, "_apply_op_helper", None)
+    if apply_op is None:
+        raise RuntimeError(
+            f"int8 exports build {op_type} with TensorFlow's private "
+            "op_def_library._apply_op_helper, which TensorFlow "
+            f"{tf.__version__} no longer has: export with --precision=fp32 or bf16, or use "
+            "the TensorFlow version of requirements.txt")
+    _, _, op, _ = apply_op(op_type, name=name, **inputs_and_attrs)
+    return op.outputs[0]
+
+
+def layer_tracker(layer):
+    """`layer`'s private Keras tracker of sublayers and weights: Keras 3 has no public way to
+    replace or drop a tracked sublayer, and without that the replaced float layers' weights
+    would stay in the model and in its checkpoints."""
+    tracker = getattr(layer, "_tracker", None)
+    if not all(hasattr(tracker, m) for m in ("replace_tracked_value", "untrack")):
+        raise RuntimeError(
+            f"int8 exports replace {layer.name}'s Dense layers through Keras' private "
+            "Layer._tracker (replace_tracked_value, untrack), which Keras "
+            f"{keras.__version__} no longer has: export with --precision=fp32 or bf16, or use "
+            "the Keras version of requirements.txt")
+    return tracker
 
 
 def saturation_probe():
@@ -144,14 +176,14 @@ def _int8_matmul(x, kernel, kernel_max, bias):
     zero_bias = tf.zeros(bias.shape, tf.float32)                        # a constant
     inputs = [xq, tf.bitcast(kernel, tf.qint8), zero_bias, tf.constant(-1.0),
               tf.constant(1.0), -kernel_max, kernel_max]
-    _, _, op, _ = op_def_library._apply_op_helper(
+    product = internal_op(
         QUANTIZED_MATMUL, name="int8_matmul", device_inputs=inputs, host_inputs=[],
         Tdevice_outputs=[tf.float32], Thost_outputs=[], T1=tf.qint8, T2=tf.qint8,
         Tbias=tf.float32, Tout=tf.float32, U=tf.float32, fused_ops=["BiasAdd", "Dequantize"],
         input_quant_mode="SCALED", output_quant_mode="SCALED", is_weight_const=True,
         is_bias_const=True, transpose_a=False, transpose_b=False,
         leakyrelu_alpha=0.2)                 # required by the op, unused without LeakyRelu
-    return op.outputs[0] * x_largest + bias
+    return product * x_largest + bias
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -259,11 +291,9 @@ class FusedLayerNorm(keras.layers.Layer):
 
         def one_kernel():
             rows = x if x.shape.rank == 2 else tf.reshape(x, [-1, tf.shape(x)[-1]])
-            _, _, op, _ = op_def_library._apply_op_helper(
-                LAYER_NORM, name="layer_norm", x=rows, scale=gamma, offset=beta,
-                epsilon=self.epsilon)
-            return op.outputs[0] if x.shape.rank == 2 else tf.reshape(op.outputs[0],
-                                                                     tf.shape(x))
+            y = internal_op(LAYER_NORM, name="layer_norm", x=rows, scale=gamma, offset=beta,
+                            epsilon=self.epsilon)
+            return y if x.shape.rank == 2 else tf.reshape(y, tf.shape(x))
 
         def plain_ops():
             mean, variance = tf.nn.moments(x, axes=[-1], keepdims=True)
@@ -294,10 +324,10 @@ def int8_model(model, skip_padding=None, attention_dtype=None):
     "bfloat16" runs each attention's score and value matmuls in bfloat16 (softmax stays
     float32; faster on CPUs with AVX512_BF16 or AMX), None in float32."""
     copy = with_dtype_policy(model, "float32", skip_padding=skip_padding)
-    parents = [copy] + list(copy._flatten_layers(include_self=False, recursive=True))
-    for attention in [p for p in parents if isinstance(p, SelfAttention)]:
-        _fuse_query_key_value(attention)
-        attention.attention_dtype = attention_dtype
+    for block in [p for p in _layers_of(copy) if isinstance(p, TransformerBlock)]:
+        _replace_sublayer(block, "attention",
+                          Int8SelfAttention.from_attention(block.attention, attention_dtype))
+    parents = _layers_of(copy)
     for block in [p for p in parents if isinstance(p, TransformerBlock)]:
         if block.activation == "gelu":
             _fold_gelu_constants(block)
@@ -337,32 +367,66 @@ def _fold_gelu_constants(block):
     block.intermediate_activation = _scaled_gelu
 
 
-def _fuse_query_key_value(attention):
-    """Replaces the query, key and value Dense layers of SelfAttention `attention` by one
-    Int8Dense computing [q / sqrt(head_size) | k | v]: one int8 matmul of [S, H] x [H, 3H]
-    costs less than three of [S, H] x [H, H] (each has a fixed cost), and the query's scale
-    rides in its columns' own int8 scales for free."""
-    denses = (attention.query, attention.key, attention.value)
-    if any(d.activation is not keras.activations.linear or not d.use_bias for d in denses):
-        raise ValueError(f"{attention.name}: query, key and value fuse only as linear Dense "
-                         "layers with biases")
-    scale = 1.0 / np.sqrt(attention.head_size)
-    kernel = np.concatenate([keras.ops.convert_to_numpy(d.kernel) for d in denses], axis=1)
-    bias = np.concatenate([keras.ops.convert_to_numpy(d.bias) for d in denses])
-    kernel, bias = kernel.astype(np.float32), bias.astype(np.float32)
-    kernel[:, :attention.hidden_size] *= scale
-    bias[:attention.hidden_size] *= scale
-    fused = Int8Dense.from_kernel(kernel, bias, name="query_key_value")
-    attention._tracker.replace_tracked_value("layers", attention.query, fused)
-    for name in ("query", "key", "value"):
-        attention._tracker.untrack(getattr(attention, name))
-        delattr(attention, name)              # also drops the float weights from checkpoints
-        setattr(attention, name, None)
-    attention.query_key_value = fused
+class Int8SelfAttention(SelfAttention):
+    """SelfAttention of int8 serving copies: query, key and value are one Int8Dense computing
+    [q / sqrt(head_size) | k | v] (one int8 matmul of [S, H] x [H, 3H] costs less than three
+    of [S, H] x [H, H], each having a fixed cost, and the query's scale rides in its columns'
+    own int8 scales for free). With `attention_dtype` bfloat16 the score and value matmuls run
+    in bfloat16 and hand their scores to oneDNN's bfloat16 softmax, which computes in float32
+    inside and rounds once: the values of casting around a float32 softmax, two passes fewer
+    (x86-64 with oneDNN only). Graphs only, like Int8Dense."""
+
+    def __init__(self, hidden_size, num_heads, attention_dtype=None, **kwargs):
+        super().__init__(hidden_size, num_heads, **kwargs)
+        self.attention_dtype = attention_dtype
+        self.softmax_dtype = attention_dtype or "float32"
+
+    def make_projections(self):
+        self.query_key_value = None               # from_attention sets the built Int8Dense
+
+    def build(self, input_shape):
+        self.built = True
+
+    @classmethod
+    def from_attention(cls, attention, attention_dtype=None):
+        """The int8 counterpart of float SelfAttention `attention` (its weights, name)."""
+        denses = (attention.query, attention.key, attention.value)
+        if any(d.activation is not keras.activations.linear or not d.use_bias for d in denses):
+            raise ValueError(f"{attention.name}: query, key and value fuse only as linear "
+                             "Dense layers with biases")
+        scale = 1.0 / np.sqrt(attention.head_size)
+        kernel = np.concatenate([keras.ops.convert_to_numpy(d.kernel) for d in denses], axis=1)
+        bias = np.concatenate([keras.ops.convert_to_numpy(d.bias) for d in denses])
+        kernel, bias = kernel.astype(np.float32), bias.astype(np.float32)
+        kernel[:, :attention.hidden_size] *= scale
+        bias[:attention.hidden_size] *= scale
+        layer = cls(attention.hidden_size, attention.num_heads, attention_dtype,
+                    initializer_range=attention.initializer_range,
+                    dropout_rate=attention.dropout_rate, name=attention.name, dtype="float32")
+        layer.query_key_value = Int8Dense.from_kernel(kernel, bias, name="query_key_value")
+        layer.built = True
+        return layer
+
+    def heads(self, x, packing):
+        qkv = self.query_key_value(x)
+        qkv = qkv if self.attention_dtype is None else ops.cast(qkv, self.attention_dtype)
+        qkv = qkv if packing is None else packing.unpack(qkv)                    # [B, S, 3H]
+        batch, seq = ops.shape(qkv)[0], ops.shape(qkv)[1]
+        qkv = ops.reshape(qkv, (batch, seq, 3, self.num_heads, self.head_size))
+        return ops.unstack(ops.transpose(qkv, (2, 0, 3, 1, 4)), 3)             # [B, N, S, D]
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(attention_dtype=self.attention_dtype)
+        return config
+
+
+def _layers_of(model):
+    return [model] + list(model._flatten_layers(include_self=False, recursive=True))
 
 
 def _replace_sublayer(parent, attribute, layer):
     """parent.<attribute> = layer, the old layer's place among parent's tracked layers given to
     the new one (else the old float weights would stay in the model's weights and be saved)."""
-    parent._tracker.replace_tracked_value("layers", getattr(parent, attribute), layer)
+    layer_tracker(parent).replace_tracked_value("layers", getattr(parent, attribute), layer)
     setattr(parent, attribute, layer)

@@ -15,6 +15,25 @@ def check_mode(mode):
     return mode
 
 
+def pool_tokens(sequence_output, input_mask=None, mode="mean", normalize=False):
+    """[B, S, H] token vectors and an int/bool [B, S] input_mask (1 = token; None: all) ->
+    [B, H] float32, pooled by `mode` (one of POOLING_MODES) and optionally divided by its L2
+    norm. The one pooling of the library: SentencePooling and extract_features use it."""
+    x = ops.cast(sequence_output, "float32")
+    if input_mask is None:
+        input_mask = ops.ones(ops.shape(x)[:2], "float32")
+    keep = ops.expand_dims(ops.cast(input_mask, "float32"), -1)                    # [B, S, 1]
+    if check_mode(mode) == "cls":
+        pooled = x[:, 0, :]
+    elif mode == "max":
+        pooled = ops.max(ops.where(keep > 0, x, -1e9), axis=1)
+    else:
+        count = ops.maximum(ops.sum(keep, axis=1), 1e-9)                      # [B, 1]
+        total = ops.sum(x * keep, axis=1)
+        pooled = total / (count if mode == "mean" else ops.sqrt(count))
+    return ops.normalize(pooled, axis=-1) if normalize else pooled
+
+
 @keras.saving.register_keras_serializable(package="bert_tf")
 class SentencePooling(keras.layers.Layer):
     """Pools [B, S, H] token vectors with an int/bool [B, S] input_mask (1 = token) into [B, H]
@@ -32,19 +51,7 @@ class SentencePooling(keras.layers.Layer):
         self.normalize = bool(normalize)
 
     def call(self, sequence_output, input_mask=None):
-        x = ops.cast(sequence_output, "float32")
-        if input_mask is None:
-            input_mask = ops.ones(ops.shape(x)[:2], "float32")
-        keep = ops.expand_dims(ops.cast(input_mask, "float32"), -1)                # [B, S, 1]
-        if self.mode == "cls":
-            pooled = x[:, 0, :]
-        elif self.mode == "max":
-            pooled = ops.max(ops.where(keep > 0, x, -1e9), axis=1)
-        else:
-            count = ops.maximum(ops.sum(keep, axis=1), 1e-9)                  # [B, 1]
-            total = ops.sum(x * keep, axis=1)
-            pooled = total / (count if self.mode == "mean" else ops.sqrt(count))
-        return ops.normalize(pooled, axis=-1) if self.normalize else pooled
+        return pool_tokens(sequence_output, input_mask, self.mode, self.normalize)
 
     def compute_output_shape(self, input_shape):
         return (input_shape[0], input_shape[2])

@@ -1,0 +1,368 @@
+"""Does our own pre-training pay downstream? (issue #54, part 1)
+
+A thin driver over the repository's runners, one stage at a time (each stage reuses what an
+earlier run of it left in --work_dir):
+
+  prepare   split the shared corpus (../shared/data/corpus/bert_format/*.sentences.txt; the last
+            10 wikitext documents are held out), learn a WordPiece vocabulary on the training
+            part (build_vocab.py), write unmasked pre-training records (create_pretraining_data.py
+            --dynamic_masking), the model config, and the SST-2 2k training sample (a fixed-seed
+            sample of train.tsv, --sst2_seed) beside the full SST-2 dev set;
+  pretrain  run_pretraining.py from random weights (whole-word dynamic masking, next sentence,
+            --pretrain_* flags), evaluating held-out masked-LM loss every --save_steps steps;
+            every checkpoint it writes is copied to work_dir/keep/ (the runner keeps the last
+            5 only), and the masked-LM curve (train and held-out) goes to --curve;
+  finetune  run_classifier.py on SST-2-2k and MRPC from the final pre-trained checkpoint and
+            from random weights of the same config and vocabulary (same recipe), --seeds seeds
+            each, plus the intermediate checkpoints (--curve_steps) for --curve_seeds seeds;
+            one JSON line per run to --results (runs already there are skipped);
+  summarize write --markdown: the table (mean +- std over seeds) and the curve.
+
+Every heavy command is prefixed with `taskset -c --cpu` when --cpu is given.
+
+  python3 quality/pretraining_pays.py --stage=all --cpu=1
+"""
+import argparse
+import glob
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import runlog  # noqa: E402
+
+REPO = runlog.REPO
+SHARED = os.path.join(os.path.dirname(REPO), "shared")
+CORPUS = os.path.join(SHARED, "data", "corpus", "bert_format")
+GLUE = os.path.join(SHARED, "data", "glue")
+RESULTS = os.path.join(REPO, "quality", "results", "pretraining_pays.jsonl")
+CURVE = os.path.join(REPO, "quality", "results", "pretraining_pays_curve.jsonl")
+MARKDOWN = os.path.join(REPO, "quality", "results", "pretraining_pays.md")
+HELDOUT_DOCS = 10
+
+
+def cpu_info():
+    model, flags = "", set()
+    with open("/proc/cpuinfo", encoding="utf-8") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and not model:
+                model = value.strip()
+            elif key.strip() == "flags" and not flags:
+                flags = set(value.split())
+    return {"cpu": model, "avx512_vnni": "avx512_vnni" in flags,
+            "avx512_bf16": "avx512_bf16" in flags}
+
+
+def run(args, command, log_path):
+    """One runner (a list: script and flags) in REPO, pinned with taskset; stdout+stderr to
+    log_path. Returns seconds; exits on failure with the end of the log."""
+    prefix = ["taskset", "-c", str(args.cpu)] if args.cpu is not None else []
+    full = prefix + [sys.executable, *command]
+    print(" ".join(full), flush=True)
+    started = time.time()
+    with open(log_path, "w", encoding="utf-8") as log:
+        log.write(" ".join(full) + "\n")
+        log.flush()
+        proc = subprocess.run(full, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+                              env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    seconds = round(time.time() - started, 1)
+    if proc.returncode:
+        with open(log_path, encoding="utf-8") as f:
+            sys.stderr.write(f.read()[-4000:])
+        raise SystemExit(f"{command[0]} failed (rc {proc.returncode}); log: {log_path}")
+    return seconds
+
+
+def paths(args):
+    w = args.work_dir
+    return {"corpus": os.path.join(w, "corpus"), "vocab": os.path.join(w, "vocab.txt"),
+            "data": os.path.join(w, "data"), "config": os.path.join(w, "bert_config.json"),
+            "sst2": os.path.join(w, "sst2_2k"), "pretrain": os.path.join(w, "pretrain"),
+            "keep": os.path.join(w, "keep"), "finetune": os.path.join(w, "finetune"),
+            "logs": os.path.join(w, "logs")}
+
+
+def prepare(args):
+    p = paths(args)
+    for d in (p["corpus"], p["data"], p["logs"], p["sst2"]):
+        os.makedirs(d, exist_ok=True)
+    train_files = []
+    for name in sorted(os.listdir(CORPUS)):
+        if not name.endswith(".sentences.txt"):
+            continue
+        with open(os.path.join(CORPUS, name), encoding="utf-8") as f:
+            docs = [d for d in f.read().split("\n\n") if d.strip()]
+        held = docs[-HELDOUT_DOCS:] if name.startswith("wikitext") else []
+        train = docs[:-HELDOUT_DOCS] if held else docs
+        out = os.path.join(p["corpus"], "train_" + name)
+        with open(out, "w", encoding="utf-8") as f:
+            f.write("\n\n".join(train) + "\n")
+        train_files.append(out)
+        if held:
+            with open(os.path.join(p["corpus"], "heldout.txt"), "w", encoding="utf-8") as f:
+                f.write("\n\n".join(held) + "\n")
+    if not os.path.exists(p["vocab"]):
+        run(args, ["build_vocab.py", f"--input_file={','.join(train_files)}",
+                   f"--output_file={p['vocab']}", f"--vocab_size={args.vocab_size}",
+                   "--num_unused=99"], os.path.join(p["logs"], "build_vocab.log"))
+    seq = args.max_seq_length
+    train_records = [os.path.join(p["data"], f"train{seq}-{i}.tfrecord") for i in range(2)]
+    common = [f"--vocab_file={p['vocab']}", "--do_lower_case", f"--max_seq_length={seq}",
+              f"--max_predictions_per_seq={args.max_predictions}", "--dynamic_masking",
+              "--random_seed=12345", "--num_workers=1"]
+    if not os.path.exists(train_records[0]):
+        run(args, ["create_pretraining_data.py",
+                   f"--input_file={os.path.join(p['corpus'], 'train_*.txt')}",
+                   f"--output_file={','.join(train_records)}",
+                   f"--dupe_factor={args.dupe_factor}", *common],
+            os.path.join(p["logs"], "create_pretraining_data.log"))
+    heldout_record = os.path.join(p["data"], f"heldout{seq}.tfrecord")
+    if not os.path.exists(heldout_record):
+        run(args, ["create_pretraining_data.py",
+                   f"--input_file={os.path.join(p['corpus'], 'heldout.txt')}",
+                   f"--output_file={heldout_record}", "--dupe_factor=1", *common],
+            os.path.join(p["logs"], "create_pretraining_data_heldout.log"))
+    if not os.path.exists(p["config"]):
+        with open(p["vocab"], encoding="utf-8") as f:
+            vocab_size = sum(1 for _ in f)
+        code = (f"from bert_tf import BertConfig; BertConfig.from_preset({args.preset!r}, "
+                f"vocab_size={vocab_size}).to_json_file({p['config']!r})")
+        subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True,
+                       env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    # SST-2-2k: a fixed-seed sample (random.Random(sst2_seed).sample) of train.tsv's rows.
+    with open(os.path.join(GLUE, "SST-2", "train.tsv"), encoding="utf-8") as f:
+        header, *rows = f.read().splitlines()
+    sample = random.Random(args.sst2_seed).sample(rows, args.sst2_train)
+    with open(os.path.join(p["sst2"], "train.tsv"), "w", encoding="utf-8") as f:
+        f.write("\n".join([header, *sample]) + "\n")
+    shutil.copy(os.path.join(GLUE, "SST-2", "dev.tsv"), os.path.join(p["sst2"], "dev.tsv"))
+
+
+def _keep_checkpoints(src, dst, stop):
+    """Copies every ckpt-N.* the pre-training writes into dst (the runner keeps 5)."""
+    os.makedirs(dst, exist_ok=True)
+    while True:
+        done = stop.is_set()
+        for index in glob.glob(os.path.join(src, "ckpt-*.index")):
+            prefix = index[:-len(".index")]
+            name = os.path.basename(prefix)
+            if os.path.exists(os.path.join(dst, name + ".index")):
+                continue
+            time.sleep(2)                    # let the data file be written whole
+            try:
+                for f in glob.glob(prefix + ".*"):
+                    shutil.copy(f, dst)
+                shutil.copy(index, dst)      # index last: it marks a whole copy
+            except FileNotFoundError:
+                pass                         # deleted meanwhile: never mind
+        if done:
+            return
+        stop.wait(20)
+
+
+def pretrain(args):
+    p = paths(args)
+    seq = args.max_seq_length
+    command = [
+        "run_pretraining.py", f"--bert_config_file={p['config']}", f"--vocab_file={p['vocab']}",
+        f"--input_file={os.path.join(p['data'], f'train{seq}-*.tfrecord')}",
+        f"--eval_input_file={os.path.join(p['data'], f'heldout{seq}.tfrecord')}",
+        f"--output_dir={p['pretrain']}", "--do_train", "--do_eval",
+        f"--max_seq_length={seq}", f"--max_predictions_per_seq={args.max_predictions}",
+        "--dynamic_masking", *(["--do_whole_word_mask"] if args.whole_word else []),
+        f"--use_next_sentence={str(args.next_sentence).lower()}",
+        f"--train_batch_size={args.pretrain_batch}", "--eval_batch_size=32",
+        f"--num_train_steps={args.pretrain_steps}", f"--num_warmup_steps={args.pretrain_warmup}",
+        f"--learning_rate={args.pretrain_lr}", f"--iterations_per_loop={args.log_steps}",
+        f"--save_checkpoints_steps={args.save_steps}", f"--eval_every_steps={args.save_steps}",
+        "--max_eval_steps=100", f"--seed={args.pretrain_seed}",
+        *([f"--mixed_precision={args.mixed_precision}"] if args.mixed_precision else []),
+    ]
+    stop = threading.Event()
+    keeper = threading.Thread(target=_keep_checkpoints, args=(p["pretrain"], p["keep"], stop))
+    keeper.start()
+    try:
+        seconds = run(args, command, os.path.join(p["logs"], "pretrain.log"))
+    finally:
+        stop.set()
+        keeper.join()
+    with open(os.path.join(args.work_dir, "pretrain_seconds.json"), "w") as f:
+        json.dump({"seconds": seconds, "command": command}, f)
+    write_curve(args)
+
+
+def write_curve(args):
+    """Masked-LM loss (and the rest) vs step: train scalars from TensorBoard, held-out from
+    eval_history.jsonl."""
+    sys.path.insert(0, REPO)
+    from bert_tf.plots import read_run
+    p = paths(args)
+    groups = read_run(p["pretrain"])
+    rows = []
+    for group, tags in groups.items():
+        by_step = {}
+        for tag, points in tags.items():
+            for step, value in points:
+                by_step.setdefault(step, {})[tag] = value
+        for step in sorted(by_step):
+            rows.append({"source": f"tensorboard:{group}", "step": step, **by_step[step]})
+    history = os.path.join(p["pretrain"], "eval_history.jsonl")
+    if os.path.exists(history):
+        for row in runlog.read_rows(history):
+            rows.append({"source": "eval_history (held-out)", **row})
+    meta = {"commit": runlog.commit(), "preset": args.preset, **cpu_info()}
+    with open(args.curve, "w", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps({**meta, **row}) + "\n")
+    print(f"{len(rows)} curve rows -> {args.curve}")
+
+
+TASKS = {"SST-2-2k": ("sst-2", None), "MRPC": ("mrpc", os.path.join(GLUE, "MRPC"))}
+
+
+def finetune_one(args, task, init, step, seed):
+    p = paths(args)
+    task_name, data_dir = TASKS[task]
+    data_dir = data_dir or p["sst2"]
+    out = os.path.join(p["finetune"], f"{task}_{init}_{step}_s{seed}")
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    flags = [f"--task_name={task_name}", f"--data_dir={data_dir}", f"--output_dir={out}",
+             f"--bert_config_file={p['config']}", f"--vocab_file={p['vocab']}",
+             "--do_lower_case", "--do_train", "--do_eval",
+             f"--max_seq_length={args.ft_seq[task]}", f"--train_batch_size={args.ft_batch}",
+             "--eval_batch_size=64", f"--learning_rate={args.ft_lr}",
+             f"--num_train_epochs={args.ft_epochs[task]}", "--warmup_proportion=0.1",
+             "--iterations_per_loop=50", "--save_checkpoints_steps=100000", f"--seed={seed}"]
+    if init == "pretrained":
+        flags.append(f"--init_checkpoint={os.path.join(p['keep'], f'ckpt-{step}')}")
+    seconds = run(args, ["run_classifier.py", *flags], os.path.join(out, "run.log"))
+    from bert_tf.metrics.results import read_eval_results
+    results = read_eval_results(os.path.join(out, "eval_results.txt"))
+    row = {"task": task, "init": init, "seed": seed, "pretrain_step": step,
+           "pretrain_steps_total": args.pretrain_steps, "preset": args.preset,
+           "dev_accuracy": results.get("eval_accuracy", results.get("accuracy")),
+           "dev_f1": results.get("eval_f1", results.get("f1")),
+           "train_steps": results.get("global_step"), "wall_seconds": seconds,
+           "recipe": {"max_seq_length": args.ft_seq[task], "batch": args.ft_batch,
+                      "lr": args.ft_lr, "epochs": args.ft_epochs[task], "warmup": 0.1,
+                      "optimizer": "adamw_torch (default)", "precision": "fp32"},
+           "eval_results": results, "commit": runlog.commit(), **cpu_info()}
+    runlog.append_row(args.results, row)
+    print(json.dumps({k: row[k] for k in ("task", "init", "seed", "pretrain_step",
+                                          "dev_accuracy", "dev_f1", "wall_seconds")}),
+          flush=True)
+
+
+def finetune(args):
+    sys.path.insert(0, REPO)
+    done = {(r["task"], r["init"], r["seed"], r["pretrain_step"])
+            for r in runlog.read_rows(args.results)}
+    final = args.pretrain_steps
+    plan = []
+    for seed in args.seeds:                      # the must-show first, seed by seed
+        for task in args.tasks:
+            plan += [(task, "pretrained", final, seed), (task, "random", 0, seed)]
+    for seed in args.seeds[:args.curve_seeds]:   # then the curve
+        for step in args.curve_steps:
+            for task in args.tasks:
+                plan.append((task, "pretrained", step, seed))
+    for task, init, step, seed in plan:
+        if (task, init, seed, step) in done:
+            continue
+        if init == "pretrained" and not os.path.exists(
+                os.path.join(paths(args)["keep"], f"ckpt-{step}.index")):
+            print(f"skip {task} {init} step {step}: no checkpoint kept", flush=True)
+            continue
+        finetune_one(args, task, init, step, seed)
+
+
+def _mean_std(values):
+    values = [v for v in values if v is not None]
+    if not values:
+        return "–"
+    m = 100 * statistics.mean(values)
+    s = 100 * statistics.stdev(values) if len(values) > 1 else 0.0
+    return f"{m:.2f} ± {s:.2f} (n={len(values)})"
+
+
+def summarize(args):
+    rows = runlog.read_rows(args.results)
+    final = args.pretrain_steps
+    lines = ["| task | init | pre-training steps | dev accuracy | dev F1 | seeds |",
+             "|---|---|---|---|---|---|"]
+    for task in args.tasks:
+        for init, step in (("pretrained", final), ("random", 0)):
+            sel = [r for r in rows if r["task"] == task and r["init"] == init
+                   and r["pretrain_step"] == step]
+            lines.append(f"| {task} | {init} | {step} | "
+                         f"{_mean_std([r['dev_accuracy'] for r in sel])} | "
+                         f"{_mean_std([r['dev_f1'] for r in sel]) if task == 'MRPC' else '–'} | "
+                         f"{','.join(str(r['seed']) for r in sel)} |")
+    lines += ["", "Downstream dev accuracy vs pre-training step (per seed):", "",
+              "| task | seed | step | dev accuracy | dev F1 |", "|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: (r["task"], r["seed"], r["pretrain_step"], r["init"])):
+        if r["seed"] in args.seeds[:args.curve_seeds]:
+            f1 = f"{100 * r['dev_f1']:.2f}" if r.get("dev_f1") is not None else "–"
+            lines.append(f"| {r['task']} | {r['seed']} | {r['pretrain_step']} ({r['init']}) | "
+                         f"{100 * r['dev_accuracy']:.2f} | {f1} |")
+    print("\n".join(lines))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--stage", default="all",
+                        choices=["all", "prepare", "pretrain", "curve", "finetune", "summarize"])
+    parser.add_argument("--work_dir", default="/tmp/pp/run")
+    parser.add_argument("--results", default=RESULTS)
+    parser.add_argument("--curve", default=CURVE)
+    parser.add_argument("--cpu", type=int, default=None, help="taskset -c CPU for every runner")
+    parser.add_argument("--preset", default="mini")
+    parser.add_argument("--vocab_size", type=int, default=8192)
+    parser.add_argument("--max_seq_length", type=int, default=128)
+    parser.add_argument("--max_predictions", type=int, default=20)
+    parser.add_argument("--dupe_factor", type=int, default=5)
+    parser.add_argument("--whole_word", type=int, default=1)
+    parser.add_argument("--next_sentence", type=int, default=1)
+    parser.add_argument("--mixed_precision", default="bf16")
+    parser.add_argument("--pretrain_batch", type=int, default=32)
+    parser.add_argument("--pretrain_steps", type=int, default=3300)
+    parser.add_argument("--pretrain_warmup", type=int, default=200)
+    parser.add_argument("--pretrain_lr", type=float, default=1e-3)
+    parser.add_argument("--pretrain_seed", type=int, default=12345)
+    parser.add_argument("--save_steps", type=int, default=275)
+    parser.add_argument("--log_steps", type=int, default=55)
+    parser.add_argument("--sst2_train", type=int, default=2000)
+    parser.add_argument("--sst2_seed", type=int, default=0)
+    parser.add_argument("--tasks", default="SST-2-2k,MRPC")
+    parser.add_argument("--seeds", default="1,2,3")
+    parser.add_argument("--curve_seeds", type=int, default=1)
+    parser.add_argument("--curve_steps", default="825,1650")
+    parser.add_argument("--ft_lr", type=float, default=1e-4)
+    parser.add_argument("--ft_batch", type=int, default=32)
+    parser.add_argument("--ft_epochs", default="SST-2-2k=5,MRPC=3")
+    parser.add_argument("--ft_seq", default="SST-2-2k=64,MRPC=128")
+    args = parser.parse_args()
+    args.tasks = args.tasks.split(",")
+    args.seeds = [int(s) for s in args.seeds.split(",")]
+    args.curve_steps = [int(s) for s in args.curve_steps.split(",") if s]
+    args.ft_epochs = {k: float(v) for k, v in (kv.split("=") for kv in args.ft_epochs.split(","))}
+    args.ft_seq = {k: int(v) for k, v in (kv.split("=") for kv in args.ft_seq.split(","))}
+    os.makedirs(args.work_dir, exist_ok=True)
+    stages = (["prepare", "pretrain", "finetune", "summarize"] if args.stage == "all"
+              else [args.stage])
+    for stage in stages:
+        {"prepare": prepare, "pretrain": pretrain, "curve": write_curve,
+         "finetune": finetune, "summarize": summarize}[stage](args)
+
+
+if __name__ == "__main__":
+    main()
