@@ -50,6 +50,7 @@ def export(task, precision, seq_length, folder):
     (mean, L2-normalised), or a 2-label classifier (a fresh head: weights do not change the
     cost), through bert_tf.serving.export as export_savedmodel.py calls it."""
     from bert_tf import serving
+    from bert_tf.serving.options import ExportSettings, HeadOptions
     from bert_tf.checkpoints import load_encoder
     from bert_tf.checkpoints.sentence_transformers import read_pooling
     from bert_tf.model import BertClassifier, BertEmbedder
@@ -61,7 +62,8 @@ def export(task, precision, seq_length, folder):
     else:
         model, labels = BertClassifier(encoder, 2), ["0", "1"]
     return serving.export(model, task, folder, os.path.join(minilm(), "vocab.txt"), True,
-                          seq_length, labels=labels, precision=precision, warmup=False)
+                          seq_length, HeadOptions(labels=labels),
+                          ExportSettings(precision=precision, warmup=False))
 
 
 def git_commit():

@@ -39,12 +39,14 @@ BASELINE_EXPORT = """
 import sys
 sys.path.insert(0, sys.argv[1])
 from bert_tf import serving
+from bert_tf.serving.options import ExportSettings, HeadOptions
 from bert_tf.config import BertConfig
 from bert_tf.model import BertClassifier, BertEncoder
 model = BertClassifier(BertEncoder(BertConfig.from_preset(sys.argv[3])), 2)
 model.load_weights(sys.argv[2])
 print(serving.export(model, "classifier", sys.argv[6], sys.argv[4], True, int(sys.argv[5]),
-                     labels=["0", "1"], text_pair=True, warmup=False))
+                     HeadOptions(labels=["0", "1"], text_pair=True),
+                     ExportSettings(warmup=False)))
 """
 
 
@@ -122,6 +124,7 @@ def main():
     import tensorflow_text  # noqa: F401  (registers the tokenizer ops the exports use)
 
     from bert_tf import serving
+    from bert_tf.serving.options import ExportSettings, HeadOptions
     from bert_tf.config import BertConfig
     from bert_tf.model import BertClassifier, BertEncoder
     from bert_tf.tokenization import FullTokenizer
@@ -144,10 +147,11 @@ def main():
                 path = export_baseline(args.baseline_commit, weights, args.preset, vocab,
                                        args.seq_length, work)
             else:
-                path = serving.export(model, "classifier", os.path.join(work, name), vocab, True,
-                                      args.seq_length, labels=["0", "1"], text_pair=True,
-                                      precision="bf16" if name.startswith("bf16") else "fp32",
-                                      jit_compile=name.endswith("_xla"), warmup=False)
+                path = serving.export(
+                    model, "classifier", os.path.join(work, name), vocab, True, args.seq_length,
+                    HeadOptions(labels=["0", "1"], text_pair=True),
+                    ExportSettings(precision="bf16" if name.startswith("bf16") else "fp32",
+                                   jit_compile=name.endswith("_xla"), warmup=False))
             exported = time.time() - started
             started = time.time()
             variants[name] = tf.saved_model.load(path).signatures["serving_default"]

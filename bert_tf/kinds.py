@@ -7,8 +7,8 @@ pieces are "module:attribute" strings, imported on first use (`Kind.load`), so t
 imports nothing of bert_tf and any layer may read it:
 
   model       the Keras task model class (bert_tf.model)
-  objective   the loss and training metrics (bert_tf.objectives)
-  finetune    the FinetuneTask of the runner that trains it (bert_tf.jobs)
+  finetune    the FinetuneTask of the runner that trains it (bert_tf.jobs; kinds with the same
+              one are trained together: trained_together)
   serving     the serving head: raw text in, outputs out (bert_tf.serving)
   prediction  bert_tf.predict's runner: rows in, one JSON object per row out
 
@@ -33,7 +33,6 @@ class Kind:
 
     name: str
     model: str
-    objective: str = None
     finetune: str = None
     serving: str = None
     prediction: str = None
@@ -64,7 +63,6 @@ def _kinds(*kinds):
 
 
 _CLASSIFIER = dict(model=_MODEL + "BertClassifier",
-                   objective="bert_tf.objectives.classification:ClassificationObjective",
                    finetune="bert_tf.jobs.classifier:ClassifierTask", windows=True,
                    head_layer="classifier")
 
@@ -74,32 +72,24 @@ KINDS = _kinds(
          **_CLASSIFIER),
     Kind("regression", serving="bert_tf.serving.heads:RegressionHead",
          prediction="bert_tf.prediction.runners:RegressionRunner", **_CLASSIFIER),
-    Kind("squad", _MODEL + "BertSpanLabeler", "bert_tf.objectives.span:SpanObjective",
-         "bert_tf.jobs.squad:SquadTask", "bert_tf.serving.squad:SquadHead",
+    Kind("squad", _MODEL + "BertSpanLabeler", "bert_tf.jobs.squad:SquadTask", "bert_tf.serving.squad:SquadHead",
          "bert_tf.prediction.runners:SquadRunner", head_layer="span_head"),
-    Kind("tagger", _MODEL + "BertTokenClassifier", "bert_tf.objectives.tagging:TaggingObjective",
-         "bert_tf.jobs.ner:NerTask", "bert_tf.serving.heads:TaggerHead",
+    Kind("tagger", _MODEL + "BertTokenClassifier", "bert_tf.jobs.ner:NerTask", "bert_tf.serving.heads:TaggerHead",
          "bert_tf.prediction.runners:TaggerRunner", head_layer="tagger", labelled=True),
     Kind("encoder", "bert_tf.model.encoder:BertEncoder",
          serving="bert_tf.serving.heads:EncoderHead", serves=_ALL_MODELS,
          other_tool="extract_features.py"),
-    Kind("multiple_choice", _MODEL + "BertMultipleChoice",
-         "bert_tf.objectives.multiple_choice:MultipleChoiceObjective",
-         "bert_tf.jobs.swag:SwagTask", "bert_tf.serving.multiple_choice:MultipleChoiceHead",
+    Kind("multiple_choice", _MODEL + "BertMultipleChoice", "bert_tf.jobs.swag:SwagTask", "bert_tf.serving.multiple_choice:MultipleChoiceHead",
          "bert_tf.prediction.runners:MultipleChoiceRunner", head_layer="scorer"),
     Kind("fill_mask", _MODEL + "BertPretrainer",
          serving="bert_tf.serving.fill_mask:FillMaskHead", other_tool="predict_masked.py"),
     Kind("multi_label", serving="bert_tf.serving.multi_label:MultiLabelHead",
          prediction="bert_tf.prediction.runners:MultiLabelRunner", labelled=True,
          **_CLASSIFIER),
-    Kind("pretraining", _MODEL + "BertPretrainer",
-         "bert_tf.objectives.pretraining:PretrainingObjective", head_layer="mlm_head",
+    Kind("pretraining", _MODEL + "BertPretrainer", head_layer="mlm_head",
          other_tool="predict_masked.py"),
-    # Its objective is --loss=mnrl's (--loss=cosine: CosineSimilarityObjective); its pooling
-    # has no weights, so a checkpoint holds no head for it.
-    Kind("embedding", _MODEL + "BertEmbedder",
-         "bert_tf.objectives.embedding:InBatchNegativesObjective",
-         "bert_tf.jobs.embedding:EmbeddingTask", "bert_tf.serving.embedding:EmbeddingHead",
+    # Its pooling has no weights, so a checkpoint holds no head for it.
+    Kind("embedding", _MODEL + "BertEmbedder", "bert_tf.jobs.embedding:EmbeddingTask", "bert_tf.serving.embedding:EmbeddingHead",
          "bert_tf.prediction.runners:EmbeddingRunner", windows=True),
 )
 

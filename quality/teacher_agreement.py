@@ -30,7 +30,7 @@ SPLITS = ("train", "dev")
 
 def logits(run_dir, columns, labels):
     """[N, 2] logits of the run_classifier checkpoint in `run_dir` for `columns`."""
-    from bert_tf.jobs.distillation import read_teacher, teacher_targets
+    from bert_tf.jobs.teachers import read_teacher, teacher_targets
     model = read_teacher(run_dir, labels, False, "MRPC")
     return teacher_targets(model, columns, 64)["teacher_logits"]
 

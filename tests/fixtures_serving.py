@@ -20,8 +20,8 @@ def fp32_classifier_export(tiny_classifier, tmp_path_factory):
     import tensorflow as tf
 
     import test_serving_support as support
-    from bert_tf import serving
-    path = serving.export(tiny_classifier, "classifier",
+    from helpers import export_savedmodel
+    path = export_savedmodel(tiny_classifier, "classifier",
                           str(tmp_path_factory.mktemp("fp32_classifier")), support.vocab_file(),
                           True, support.SEQ, labels=support.MRPC_LABELS, text_pair=True,
                           precision="fp32", warmup=False)

@@ -296,7 +296,7 @@ def test_the_teachers_targets_are_kept_and_a_resumed_run_reuses_them(student_run
     def no_second_pass(*args):
         raise AssertionError("the teacher scored the examples again")
 
-    monkeypatch.setattr("bert_tf.jobs.distillation.teacher_targets", no_second_pass)
+    monkeypatch.setattr("bert_tf.jobs.teachers.teacher_targets", no_second_pass)
     resumed = tmp_path / "student"
     shutil.copytree(student_run["output_dir"], resumed)
     opts = _student_options(teacher, mrpc_small, resumed, num_train_epochs=5, do_eval=False,
@@ -305,7 +305,7 @@ def test_the_teachers_targets_are_kept_and_a_resumed_run_reuses_them(student_run
 
 
 def test_kept_targets_of_other_examples_or_another_teacher_are_computed_again(tmp_path):
-    from bert_tf.jobs.distillation import cached_targets
+    from bert_tf.jobs.teachers import cached_targets
     path = str(tmp_path / "teacher_targets.npz")
     first = cached_targets(path, {"examples": "a"}, lambda: {"t": np.ones((2, 2), np.float32)})
     again = cached_targets(path, {"examples": "a"}, lambda: pytest.fail("computed again"))
@@ -319,7 +319,7 @@ def test_kept_targets_of_other_examples_or_another_teacher_are_computed_again(tm
 # --------------------------------------------------------------------------- augmentation
 def test_augmented_copies_drop_words_keep_labels_and_follow_the_seed():
     from bert_tf.data.classification.examples import InputExample
-    from bert_tf.jobs.distillation import augmented_examples
+    from bert_tf.data.classification.augmentation import augmented_examples
     examples = [InputExample("train-0", "the quick brown fox jumps over the lazy dog", "a b c",
                              "1"), InputExample("train-1", "one", None, "0")]
     got = augmented_examples(examples, 2, 0.5, seed=3)
@@ -398,7 +398,8 @@ def test_neighbour_copies_follow_the_labelled_examples_unlabelled(teacher):
     from types import SimpleNamespace
 
     from bert_tf.data.classification.examples import InputExample
-    from bert_tf.jobs.distillation import read_teacher, student_examples
+    from bert_tf.jobs.distillation import student_examples
+    from bert_tf.jobs.teachers import read_teacher
     examples = [InputExample("train-0", "the company reported strong profits", "profits rose",
                              "1"), InputExample("train-1", "shares fell sharply", None, "0")]
     opts = SimpleNamespace(distill_augment=1, distill_augment_drop=0.1, distill_neighbours=2,
@@ -509,7 +510,7 @@ def test_a_batch_of_transfer_examples_alone_has_no_gold_label_loss():
 
 
 def test_transfer_file_lines_become_unlabelled_examples(tmp_path):
-    from bert_tf.jobs.distillation import transfer_examples
+    from bert_tf.data.classification.augmentation import transfer_examples
     path = tmp_path / "transfer.tsv"
     path.write_text("A man plays.\tA man is playing.\n\nTwo dogs run.\tA cat sleeps.\r\n",
                     encoding="utf-8")
@@ -527,7 +528,7 @@ def test_transfer_file_lines_become_unlabelled_examples(tmp_path):
 ])
 def test_a_bad_transfer_file_names_its_line(tmp_path, text, pairs, message):
     from bert_tf.data.classification import DataFormatError
-    from bert_tf.jobs.distillation import transfer_examples
+    from bert_tf.data.classification.augmentation import transfer_examples
     path = tmp_path / "transfer.tsv"
     path.write_text(text, encoding="utf-8")
     with pytest.raises(DataFormatError, match=message):

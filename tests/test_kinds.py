@@ -7,7 +7,7 @@ import pytest
 from bert_tf import kinds
 from bert_tf.checkpoints.run_options import RunRecord, read_run_options
 
-PIECES = ("model", "objective", "finetune", "serving", "prediction")
+PIECES = ("model", "finetune", "serving", "prediction")
 
 
 @pytest.mark.parametrize("name", sorted(kinds.KINDS))

@@ -141,15 +141,15 @@ def test_pipeline_batches_examples_and_windows(long_docs):
 def test_windowed_export_combines_like_the_model(long_docs, tmp_path):
     from bert_tf.config import BertConfig
     from bert_tf.model import BertClassifier, BertEncoder
-    from bert_tf.serving import export
+    from helpers import export_savedmodel
     from bert_tf.tokenization import BertPreprocessor
     _, texts, _ = long_docs
     vocab = str(minilm_dir() / "vocab.txt")
     config = BertConfig(vocab_size=30522, hidden_size=16, num_hidden_layers=1,
                         num_attention_heads=2, intermediate_size=32)
     model = BertClassifier(BertEncoder(config), 2, window_pooling="max")
-    path = export(model, "classifier", str(tmp_path / "export"), vocab, True, 64, ["0", "1"],
-                  window_stride=48, window_pooling="max", warmup=False)
+    path = export_savedmodel(model, "classifier", str(tmp_path / "export"), vocab, True, 64,
+                             ["0", "1"], window_stride=48, window_pooling="max", warmup=False)
     served = tf.saved_model.load(path).signatures["serving_default"](
         text_a=tf.constant(texts[:4]))
     features = BertPreprocessor(vocab, seq_length=64, doc_stride=48)(tf.constant(texts[:4]))

@@ -176,7 +176,7 @@ def test_bad_tagger_distillation_flags_are_named(teacher, conll_small, tmp_path,
 
 
 def test_a_classifier_run_is_refused_as_a_tagger_teacher(conll_small, tmp_path):
-    from bert_tf.jobs.distillation import read_tagger_teacher
+    from bert_tf.jobs.teachers import read_tagger_teacher
     folder = tmp_path / "classifier"
     folder.mkdir()
     (folder / "run_options.json").write_text(json.dumps(

@@ -19,12 +19,12 @@ import numpy as np
 import pytest
 
 import test_serving_support as support
-from bert_tf import cli, serving
+from bert_tf import cli
 from bert_tf.checkpoints import save_weights
 from bert_tf.jobs.predict import PredictOptions, run
 from bert_tf.prediction import CheckpointSettings, InputError, word_entities
 from bert_tf.prediction import loading
-from helpers import REPO, shared_path
+from helpers import REPO, export_savedmodel, shared_path
 
 SST_SEQ = 64
 NER_SEQ = 32          # short: a long CoNLL text needs several windows
@@ -33,7 +33,7 @@ FEATURES = ("input_ids", "input_mask", "segment_ids")
 
 
 def _export(model, kind, export_dir, seq_length, **kwargs):
-    return serving.export(model, kind, str(export_dir), support.vocab_file(), True, seq_length,
+    return export_savedmodel(model, kind, str(export_dir), support.vocab_file(), True, seq_length,
                           warmup=False, **kwargs)
 
 
@@ -826,7 +826,7 @@ def test_export_options_window_rules(classifier, tmp_path):
     """bert_tf.jobs.export.ExportOptions (export_savedmodel.py): --doc_stride is SQuAD's
     context stride (default 128) or a classifier's windows (default none), --window_pooling and
     --max_windows need those windows."""
-    from bert_tf.jobs.export import ExportOptions, window_options
+    from bert_tf.jobs.export import ExportOptions, head_options
 
     def resolve(**kwargs):
         return ExportOptions(export_dir=str(tmp_path), init_checkpoint=classifier["checkpoint"],
@@ -834,10 +834,12 @@ def test_export_options_window_rules(classifier, tmp_path):
 
     assert resolve(task="squad").doc_stride == 128
     truncating = resolve(task="classifier", labels=SST_LABELS)
-    assert truncating.doc_stride == 0 and window_options(truncating) == {}
+    assert truncating.doc_stride == 0
+    assert head_options(truncating).windows() == {"window_stride": 0, "window_pooling": "mean",
+                                                  "max_windows": 0}
     windowed = resolve(task="regression", doc_stride=32, window_pooling="max", max_windows=3)
-    assert window_options(windowed) == {"window_stride": 32, "window_pooling": "max",
-                                        "max_windows": 3}
+    assert head_options(windowed).windows() == {"window_stride": 32, "window_pooling": "max",
+                                                "max_windows": 3}
     with pytest.raises(ValueError, match="^--max_windows applies to --doc_stride windows"):
         resolve(task="classifier", labels=SST_LABELS, max_windows=2)
     with pytest.raises(ValueError, match=r"^--doc_stride=100 is larger than the window of "

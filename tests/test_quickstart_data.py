@@ -102,6 +102,16 @@ def test_task_is_balanced_disjoint_unambiguous_and_deterministic():
     assert len(splits["train"]) > len(splits["dev"]) + len(splits["test"])
 
 
+def test_a_small_labelled_set_keeps_dev_and_test_as_they_are():
+    full = task.build_task(_docs(), ["alpha", "beta", "gamma"])
+    small = task.build_task(_docs(), ["alpha", "beta", "gamma"], max_train_per_label=5)
+    assert {name: small[name] for name in ("dev", "test")} == {
+        name: full[name] for name in ("dev", "test")}
+    assert sorted(label for _, label in small["train"]) == ["alpha"] * 5 + ["beta"] * 5 + [
+        "gamma"] * 5
+    assert set(small["train"]) < set(full["train"])
+
+
 def test_task_rejects_unusable_requests():
     with pytest.raises(ValueError, match="two distinct packages"):
         task.build_task(_docs(), ["alpha"])

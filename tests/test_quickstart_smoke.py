@@ -21,5 +21,9 @@ def test_smoke_run_goes_from_stdlib_text_to_a_served_prediction(tmp_path):
     agree = re.search(r"agree on (\d+)/(\d+) test sentences", run.stdout)
     assert agree and agree.group(1) == agree.group(2) and int(agree.group(2)) > 0, run.stdout
     assert re.search(r"final_prediction: '.+' -> \S+", run.stdout), run.stdout[-3000:]
+    # Both fine-tunings are scored on the same test sentences, and the summary compares them.
+    for key in ("classifier_test_accuracy", "random_init_test_accuracy",
+                "pretraining_gain_test_points"):
+        assert re.search(rf"^  {key}: -?[0-9.]+$", run.stdout, re.M), (key, run.stdout[-3000:])
     assert (out / "serving" / "1" / "saved_model.pb").is_file()
     assert (out / "training_curves.png").stat().st_size > 10_000

@@ -14,6 +14,7 @@ import tensorflow as tf
 from tensorflow.core.framework import types_pb2
 
 import test_serving_support as support
+from helpers import export_savedmodel
 from bert_tf import serving
 from bert_tf.serving import exporter
 from bert_tf.serving import graph_ops
@@ -172,7 +173,7 @@ def _encoder(policy="float32"):
 
 def _quick_export(model, export_dir, **kwargs):
     """An export without the raw-text signature and warm-up (fast)."""
-    return serving.export(model, "encoder", str(export_dir), support.vocab_file(), True, 32,
+    return export_savedmodel(model, "encoder", str(export_dir), support.vocab_file(), True, 32,
                           text_signatures=False, warmup=False, **kwargs)
 
 
@@ -214,7 +215,7 @@ def test_a_failed_export_leaves_no_version_behind(tmp_path, monkeypatch):
 
     monkeypatch.setattr(exporter, "write_warmup", broken)
     with pytest.raises(RuntimeError, match="disk full"):
-        serving.export(_encoder(), "encoder", str(tmp_path), support.vocab_file(), True, 32,
+        export_savedmodel(_encoder(), "encoder", str(tmp_path), support.vocab_file(), True, 32,
                        text_signatures=False)
     assert os.listdir(tmp_path) == []
 
@@ -238,7 +239,7 @@ def test_inconsistent_arguments_are_rejected_before_any_work(classifier_model, t
                                                              kwargs, message):
     kwargs.setdefault("seq_length", 32)
     with pytest.raises(ValueError, match=message):
-        serving.export(classifier_model, kind, str(tmp_path), support.vocab_file(), True, **kwargs)
+        export_savedmodel(classifier_model, kind, str(tmp_path), support.vocab_file(), True, **kwargs)
     assert not os.path.exists(tmp_path / "1")
 
 

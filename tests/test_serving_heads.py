@@ -12,6 +12,7 @@ import tensorflow as tf
 from bert_tf.config import BertConfig
 from bert_tf.model import BertClassifier, BertEncoder
 from bert_tf.serving.heads import make_head
+from bert_tf.serving.options import HeadOptions
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "serving.md"
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "yes", "no"]
@@ -30,7 +31,7 @@ def classifier_head():
     config = BertConfig.from_preset("L-1_H-32_A-2", vocab_size=len(VOCAB),
                                     max_position_embeddings=16)
     return make_head("classifier", BertClassifier(BertEncoder(config), 3), VOCAB, True, 16,
-                     labels=["neg", "neutral", "pos"])
+                     HeadOptions(labels=["neg", "neutral", "pos"]))
 
 
 def test_classifier_outputs_are_the_documented_probabilities_logits_and_labels(

@@ -9,7 +9,8 @@ import pytest
 import tensorflow as tf
 
 import test_serving_support as support
-from bert_tf import names, serving
+from helpers import export_savedmodel
+from bert_tf import names
 from bert_tf.model.int8 import int8_sums_exact
 from bert_tf.serving.exporter import check_compute_options
 from bert_tf.tokenization import serving_ops
@@ -20,7 +21,7 @@ def classifier_exports(tiny_classifier, fp32_classifier_export, tmp_path_factory
     """{precision: path} of one tiny random MRPC classifier exported in fp32 (the session's
     export), int8 and int8_bf16."""
     root = tmp_path_factory.mktemp("int8")
-    paths = {precision: serving.export(tiny_classifier, "classifier", str(root / precision),
+    paths = {precision: export_savedmodel(tiny_classifier, "classifier", str(root / precision),
                                        support.vocab_file(), True, support.SEQ,
                                        labels=support.MRPC_LABELS, text_pair=True,
                                        precision=precision, warmup=False)
@@ -85,7 +86,7 @@ def _export_int8(monkeypatch, model, folder, levels, text_signatures=False):
     """An int8 export of `model` with `levels`-step weights; raw text only where a test serves
     it (the load-time check does not depend on the signatures)."""
     monkeypatch.setattr("bert_tf.model.int8.weight_levels", lambda: levels)
-    return serving.export(model, "classifier", str(folder), support.vocab_file(), True,
+    return export_savedmodel(model, "classifier", str(folder), support.vocab_file(), True,
                           support.SEQ, labels=support.MRPC_LABELS, text_pair=True,
                           precision="int8", warmup=False, text_signatures=text_signatures)
 

@@ -11,7 +11,7 @@ import tensorflow as tf
 from tensorflow.core.framework import types_pb2
 
 import test_serving_support as support
-from bert_tf import serving
+from helpers import export_savedmodel
 from bert_tf import names
 from bert_tf.serving import graph_ops, padding
 from bert_tf.serving.warmup import read_warmup
@@ -81,7 +81,7 @@ def test_with_pad_batch_the_model_sees_a_power_of_two_batch_and_clients_their_ro
 @pytest.fixture(scope="module")
 def xla_export(tiny_classifier, tmp_path_factory):
     """The session's tiny MRPC classifier exported with jit_compile (and warm-up requests)."""
-    return serving.export(tiny_classifier, "classifier", str(tmp_path_factory.mktemp("xla")),
+    return export_savedmodel(tiny_classifier, "classifier", str(tmp_path_factory.mktemp("xla")),
                           support.vocab_file(), True, support.SEQ, labels=support.MRPC_LABELS,
                           text_pair=True, jit_compile=True)
 
@@ -139,7 +139,7 @@ def test_bf16_export_computes_in_bfloat16_and_agrees_with_fp32(tmp_path, minilm_
     export_info names the policy; an fp32 export (the session's) stores and multiplies
     float32."""
     assert _precision(fp32_classifier_export[0]) == ("float32", {tf.float32}, {"DT_FLOAT"})
-    path = serving.export(minilm_encoder, "encoder", str(tmp_path), support.vocab_file(), True,
+    path = export_savedmodel(minilm_encoder, "encoder", str(tmp_path), support.vocab_file(), True,
                           128, precision="bf16", warmup=False)
     assert _precision(path) == ("bfloat16", {tf.bfloat16}, {"DT_BFLOAT16"})
     texts_a, _ = support.mrpc_pairs(8)
@@ -166,10 +166,10 @@ def _matmul_dtypes(path):
 def test_export_refuses_an_unknown_precision_and_xla_for_fill_mask(tmp_path):
     model = support.build_model("fill_mask")
     with pytest.raises(ValueError, match="precision must be one of fp32, bf16"):
-        serving.export(model, "fill_mask", str(tmp_path), support.vocab_file(), True, 32,
+        export_savedmodel(model, "fill_mask", str(tmp_path), support.vocab_file(), True, 32,
                        precision="fp16")
     with pytest.raises(ValueError, match="jit_compile is not supported for task fill_mask"):
-        serving.export(model, "fill_mask", str(tmp_path), support.vocab_file(), True, 32,
+        export_savedmodel(model, "fill_mask", str(tmp_path), support.vocab_file(), True, 32,
                        jit_compile=True)
 
 

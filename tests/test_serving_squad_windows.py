@@ -194,10 +194,11 @@ def test_windows_are_run_squads_features(span_model, seq, query, stride):
     room for several windows, a stride wider than the room, a room of one token; empty,
     one-word and exactly-fitting contexts."""
     from bert_tf.serving.heads import make_head
+    from bert_tf.serving.options import HeadOptions
     from bert_tf.tokenization import vocab as _vocab
     task = make_head("squad", span_model,
                      _vocab.Vocabulary.from_file(support.vocab_file()).id_to_token, True, seq,
-                     max_query_length=query, doc_stride=stride)
+                     HeadOptions(max_query_length=query, doc_stride=stride))
     questions, contexts = zip(*[(q, c) for _, q, c in support.squad_questions(8)])
     questions += ("", "Who?", "", "")
     contexts += ("", "a", " ".join(["word"] * (seq - 3)), " ".join(["word"] * (seq - 2)))

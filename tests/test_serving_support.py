@@ -15,7 +15,7 @@ import tempfile
 
 import numpy as np
 
-from helpers import REPO, minilm_dir, shared_path
+from helpers import REPO, export_savedmodel, minilm_dir, shared_path
 
 SEQ = 64            # classifier, regression, tagger, encoder
 SQUAD_SEQ = 128
@@ -79,9 +79,8 @@ EXPORT_ARGS = {
 @functools.lru_cache(maxsize=None)
 def exported(kind):
     """(model, version path) of `kind`, exported once per process."""
-    from bert_tf import serving
     model = build_model(kind)
-    path = serving.export(model, kind, os.path.join(_ROOT, kind), vocab_file(), True,
+    path = export_savedmodel(model, kind, os.path.join(_ROOT, kind), vocab_file(), True,
                           **EXPORT_ARGS[kind])
     return model, path
 

@@ -9,6 +9,7 @@ import pytest
 import tensorflow as tf
 
 import test_serving_support as support
+from helpers import export_savedmodel
 from bert_tf.serving import graph_ops
 from bert_tf.tokenization import serving_ops
 
@@ -104,13 +105,14 @@ def test_fresh_process_never_imports_bert_tf(served):
 
 def test_multiple_choice_packs_pairs_exactly_as_run_swag(served):
     from bert_tf.serving.heads import make_head
+    from bert_tf.serving.options import HeadOptions
     _, texts, expected = served["swag"]
     lengths = expected["input_mask"].sum(-1)
     assert (lengths == support.CHOICE_SEQ).any() and (lengths < support.CHOICE_SEQ).any(), \
         "the sample should hold truncated and short pairs"
     task = make_head("multiple_choice", support.exported("multiple_choice")[0],
                      support.full_tokenizer().vocabulary.id_to_token, True, support.CHOICE_SEQ,
-                     num_choices=support.NUM_CHOICES)
+                     HeadOptions(num_choices=support.NUM_CHOICES))
     features, _ = task.encode((tf.constant(texts["context"]), tf.constant(texts["endings"])))
     for k in FEATURES:
         np.testing.assert_array_equal(features[k].numpy(), expected[k], err_msg=k)
@@ -333,10 +335,9 @@ def test_fill_mask_serve_features_predicts_at_mask_ids_only():
      "num_choices applies to task 'multiple_choice' only"),
 ])
 def test_inconsistent_arguments_are_rejected(tmp_path, kind, model, kwargs, message):
-    from bert_tf import serving
     kwargs.setdefault("seq_length", 16)
     with pytest.raises(ValueError, match=message):
-        serving.export(support.build_model(model), kind, str(tmp_path), support.vocab_file(),
+        export_savedmodel(support.build_model(model), kind, str(tmp_path), support.vocab_file(),
                        True, **kwargs)
     assert not (tmp_path / "1").exists()
 
@@ -345,8 +346,7 @@ def test_inconsistent_arguments_are_rejected(tmp_path, kind, model, kwargs, mess
 def _bf16_export(tmp_path, kind, model, **kwargs):
     """serve_features of `model` exported without text signatures; checks no output is
     16-bit."""
-    from bert_tf import serving
-    path = serving.export(model, kind, str(tmp_path / kind), support.vocab_file(), True,
+    path = export_savedmodel(model, kind, str(tmp_path / kind), support.vocab_file(), True,
                           support.CHOICE_SEQ, text_signatures=False, warmup=False, **kwargs)
     function = support.loaded_path(path).signatures["serve_features"]
     for name, spec in function.structured_outputs.items():

@@ -9,7 +9,7 @@ import os
 
 from bert_tf import kinds, names
 from bert_tf.checkpoints.run_options import beside as _beside
-from bert_tf.jobs.export import ExportOptions, load_model, task_of_name, window_options
+from bert_tf.jobs.export import ExportOptions, head_options, load_model, task_of_name
 from bert_tf.prediction.inputs import InputError
 from bert_tf.metrics.results import saved_threshold
 from bert_tf.names import LABELS_FILE
@@ -154,13 +154,7 @@ def build_predictor(opts, text_pair=None, num_choices=None, doc_stride=None):
                          f"this model")
     model = load_model(opts)
     head = make_head(opts.task, model, vocab.id_to_token, opts.do_lower_case,
-                     opts.max_seq_length, labels=opts.labels, text_pair=opts.text_pair,
-                     max_query_length=opts.max_query_length,
-                     max_answer_length=opts.max_answer_length,
-                     doc_stride=opts.doc_stride if opts.task == "squad" else 128,
-                     num_choices=opts.num_choices if opts.task == "multiple_choice" else None,
-                     multi_label_threshold=opts.multi_label_threshold or 0.5,
-                     **window_options(opts))
+                     opts.max_seq_length, head_options(opts))
     # The length buckets bert_tf.serving.export uses.
     buckets = sorted(set(length_buckets(opts.max_seq_length))
                      | set(length_buckets(opts.config.max_position_embeddings)))

@@ -366,7 +366,8 @@ class ClassifierTask(FinetuneTask):
         logger.info("task %s: %s", data.task, "regression" if data.is_regression
                     else f"{data.num_labels} labels {data.labels}")
         if opts.teacher_checkpoint:
-            from bert_tf.jobs.distillation import hidden_matching, read_teacher
+            from bert_tf.jobs.distillation import hidden_matching
+            from bert_tf.jobs.teachers import read_teacher
             if data.is_regression and non_defaults(opts, ("distill_temperature",)):
                 raise ValueError("--distill_temperature applies to classification: a "
                                  "regression student learns the teacher's score itself")
@@ -415,8 +416,9 @@ class ClassifierTask(FinetuneTask):
         is set again afterwards, so that the student starts as it would without the teacher."""
         import keras
 
-        from bert_tf.jobs.distillation import TARGETS_FILE, cached_targets, label_weights, \
-            teacher_identity, teacher_targets, with_teacher_targets
+        from bert_tf.data.classification.augmentation import label_weights
+        from bert_tf.jobs.teachers import (TARGETS_FILE, cached_targets, teacher_identity,
+                                           teacher_targets, with_teacher_targets)
         key = {"teacher": teacher_identity(self.teacher), "examples": columns.fingerprint(),
                "cls_layers": self.teacher_cls_layers}
         targets = cached_targets(

@@ -257,28 +257,31 @@ def load_model(opts):
     return model
 
 
-def window_options(opts):
-    """make_head's / export()'s window arguments of opts (resolved): none but for a
-    classifier, regression, multi_label or embedding task read in windows."""
-    if opts.task not in WINDOWED or not opts.doc_stride:
-        return {}
-    return dict(window_stride=opts.doc_stride, window_pooling=opts.window_pooling,
-                max_windows=opts.max_windows)
+def head_options(opts):
+    """The serving head's options (bert_tf.serving.options.HeadOptions) of resolved `opts`:
+    the one place the export runner, its --export_dir callers and checkpoint prediction build
+    them."""
+    from bert_tf.serving.options import HeadOptions
+    windows = ({} if opts.task not in WINDOWED or not opts.doc_stride else dict(
+        window_stride=opts.doc_stride, window_pooling=opts.window_pooling,
+        max_windows=opts.max_windows))
+    return HeadOptions(
+        labels=opts.labels, text_pair=opts.text_pair, max_query_length=opts.max_query_length,
+        max_answer_length=opts.max_answer_length,
+        doc_stride=opts.doc_stride if opts.task == "squad" else 128,
+        num_choices=opts.num_choices if opts.task == "multiple_choice" else None,
+        top_k=opts.top_k, include_special_tokens=opts.include_special_tokens,
+        multi_label_threshold=opts.multi_label_threshold or 0.5, **windows)
 
 
 def run(opts):
     """Loads the checkpoint into the task model and exports it; returns the version path."""
     from bert_tf.serving.exporter import export
+    from bert_tf.serving.options import ExportSettings
     opts = opts.resolve()
     model = load_model(opts)
     return export(model, opts.task, opts.export_dir, opts.vocab_file, opts.do_lower_case,
-                  opts.max_seq_length, labels=opts.labels, text_pair=opts.text_pair,
-                  max_query_length=opts.max_query_length,
-                  max_answer_length=opts.max_answer_length,
-                  doc_stride=opts.doc_stride if opts.task == "squad" else 128,
-                  num_choices=opts.num_choices if opts.task == "multiple_choice" else None,
-                  top_k=opts.top_k, include_special_tokens=opts.include_special_tokens,
-                  version=opts.version, warmup=opts.warmup,
-                  text_signatures=opts.text_signatures, precision=opts.precision,
-                  jit_compile=opts.jit_compile, **window_options(opts),
-                  multi_label_threshold=opts.multi_label_threshold or 0.5)
+                  opts.max_seq_length, head_options(opts),
+                  ExportSettings(precision=opts.precision, jit_compile=opts.jit_compile,
+                                 version=opts.version, warmup=opts.warmup,
+                                 text_signatures=opts.text_signatures))

@@ -268,7 +268,7 @@ class NerTask(FinetuneTask):
         self.labels = resolve_labels(opts, train_conll)
         logger.info("labels (%d): %s", len(self.labels), " ".join(self.labels))
         if opts.teacher_checkpoint:
-            from bert_tf.jobs.distillation import read_tagger_teacher
+            from bert_tf.jobs.teachers import read_tagger_teacher
             self.teacher = read_tagger_teacher(opts.teacher_checkpoint, self.labels)
         return save_label_list(opts.output_dir, self.labels)
 

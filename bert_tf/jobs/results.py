@@ -57,17 +57,19 @@ def record_eval(opts, step, values, *, filename="eval_results.txt", writer=write
     return values
 
 
-def export_model(opts, model, task=None, seq_length=None, **task_options):
+def export_model(opts, model, task=None, seq_length=None, **head):
     """With opts.export_dir: exports `model` as serving `task` (default opts.serving_kind) for
-    TensorFlow Serving (bert_tf.serving.export) with the run's vocabulary, casing and
-    max_seq_length; returns the new version folder. Without it: None."""
+    TensorFlow Serving (bert_tf.serving.export) with the run's vocabulary, casing,
+    max_seq_length and export precision, and `head` as its HeadOptions; returns the new
+    version folder. Without it: None."""
     if not opts.export_dir:
         return None
     from bert_tf.serving import export
+    from bert_tf.serving.options import ExportSettings, HeadOptions
     return export(model, task or opts.serving_kind, opts.export_dir, opts.vocab_file,
-                  opts.do_lower_case, seq_length or opts.max_seq_length,
-                  precision=opts.export_precision, jit_compile=opts.export_jit_compile,
-                  **task_options)
+                  opts.do_lower_case, seq_length or opts.max_seq_length, HeadOptions(**head),
+                  ExportSettings(precision=opts.export_precision,
+                                 jit_compile=opts.export_jit_compile))
 
 
 def summary_lines(result, eval_keys=None, predictions=None):

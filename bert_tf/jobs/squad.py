@@ -333,7 +333,7 @@ class SquadTask(FinetuneTask):
         opts = self.opts
         self.tokenizer = load_tokenizer(opts)
         if opts.teacher_checkpoint:
-            from bert_tf.jobs.distillation import read_span_teacher
+            from bert_tf.jobs.teachers import read_span_teacher
             self.teacher = read_span_teacher(opts.teacher_checkpoint, opts.vocab_file,
                                              opts.do_lower_case, opts.max_seq_length,
                                              opts.version_2_with_negative)
@@ -359,7 +359,7 @@ class SquadTask(FinetuneTask):
         afterwards, so that the student starts as it would without the teacher."""
         import keras
 
-        from bert_tf.jobs.distillation import with_teacher_targets
+        from bert_tf.jobs.teachers import with_teacher_targets
         from bert_tf.jobs.squad_distillation import cached_teacher_span_logits, window_row
         opts = self.opts
         targets = cached_teacher_span_logits(self.teacher, path, num_features,

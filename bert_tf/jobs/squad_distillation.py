@@ -3,7 +3,7 @@ start and end distributions of a fine-tuned run_squad run (--teacher_checkpoint)
 bert_tf.objectives.distillation.SpanDistillationObjective.
 
 The teacher scores the student's own training windows (train.tf_record) once, before training:
-the two models share a vocabulary and casing (bert_tf.jobs.distillation.read_span_teacher), so
+the two models share a vocabulary and casing (bert_tf.jobs.teachers.read_span_teacher), so
 the teacher reads the same token ids at the same positions, whatever window length and stride
 it was trained with. Each window's logits are then looked up by its unique id as the student's
 batches are drawn. They are kept beside the training file in float16 (SQuAD 1.1's 88k windows
@@ -27,9 +27,9 @@ NAMES = ("teacher_start_logits", "teacher_end_logits")
 
 def cached_teacher_span_logits(teacher, record_path, num_features, seq_length, batch_size):
     """teacher_span_logits, kept in record_path + CACHE_SUFFIX and reused while the teacher
-    (bert_tf.jobs.distillation.teacher_identity), the training file (its .meta.json) and the
+    (bert_tf.jobs.teachers.teacher_identity), the training file (its .meta.json) and the
     shape stay the same."""
-    from bert_tf.jobs.distillation import cached_targets, teacher_identity
+    from bert_tf.jobs.teachers import cached_targets, teacher_identity
     with fileio.open_binary(record_path + ".meta.json") as f:
         record_meta = json.loads(f.read().decode("utf-8"))
     key = {"teacher": teacher_identity(teacher), "record": record_meta,

@@ -31,8 +31,8 @@ class SelfAttention(keras.layers.Layer):
         self.head_size = hidden_size // num_heads
         self.initializer_range = initializer_range
         self.dropout_rate = dropout_rate
+        self.make_projections()          # before the dropout: the random draws keep their order
         self.dropout = keras.layers.Dropout(dropout_rate, dtype=self.dtype_policy, name="dropout")
-        self.make_projections()
 
     def make_projections(self):
         init = keras.initializers.TruncatedNormal(stddev=self.initializer_range)

@@ -28,7 +28,7 @@ def _held_out(doc, fraction):
 
 
 def make_data(output_dir, packages=DEFAULT_PACKAGES, heldout_fraction=0.05,
-              corpus_packages=None, max_per_label=None):
+              corpus_packages=None, max_per_label=None, max_train_per_label=None):
     """Harvests the docstrings, writes the files listed in the module docstring; returns the
     summary. corpus_packages limits the corpus to those top-level packages (None: all)."""
     if not 0 < heldout_fraction < 0.5:
@@ -45,7 +45,8 @@ def make_data(output_dir, packages=DEFAULT_PACKAGES, heldout_fraction=0.05,
                          f"at {corpus.stdlib_dir()}")
     heldout = [d for d in docs if _held_out(d, heldout_fraction)]
     train = [d for d in docs if not _held_out(d, heldout_fraction)]
-    splits = task.build_task(docs, packages, max_per_label=max_per_label)
+    splits = task.build_task(docs, packages, max_per_label=max_per_label,
+                             max_train_per_label=max_train_per_label)
     summary = {
         "python": corpus.python_version(), "stdlib": corpus.stdlib_dir(),
         "pretrain": corpus.write_corpus(train, os.path.join(output_dir, "pretrain.txt")),
@@ -85,12 +86,15 @@ def main(argv=None):
                              "(default: the whole standard library)")
     parser.add_argument("--max_per_label", type=int, default=None,
                         help="at most this many sentences per package (default: all usable)")
+    parser.add_argument("--max_train_per_label", type=int, default=None,
+                        help="at most this many training sentences per package; dev and test "
+                             "stay as they are (default: all)")
     args = parser.parse_args(argv)
     split = lambda value: [p.strip() for p in value.split(",") if p.strip()]  # noqa: E731
     try:
         summary = make_data(args.output_dir, split(args.packages), args.heldout_fraction,
                             split(args.corpus_packages) if args.corpus_packages else None,
-                            args.max_per_label)
+                            args.max_per_label, args.max_train_per_label)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

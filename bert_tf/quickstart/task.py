@@ -35,8 +35,10 @@ def labelled_sentences(docs, packages):
 
 
 def build_task(docs, packages, dev_fraction=0.1, test_fraction=0.1, max_per_label=None,
-               seed=12345):
-    """{"train"|"dev"|"test": [(sentence, package)]}, balanced over packages.
+               seed=12345, max_train_per_label=None):
+    """{"train"|"dev"|"test": [(sentence, package)]}, balanced over packages. With
+    max_train_per_label, the training split keeps at most that many sentences per package (a
+    small labelled set, where pre-training matters); dev and test stay as they are.
 
     Raises ValueError when a package is unknown or too small to give every split a sentence."""
     packages = list(packages)
@@ -63,6 +65,14 @@ def build_task(docs, packages, dev_fraction=0.1, test_fraction=0.1, max_per_labe
             splits[split].append((sentence, package))
     for name in SPLITS:
         splits[name].sort(key=lambda example: _hash(example[0], f"{seed}/order"))
+    if max_train_per_label:
+        kept = collections.Counter()
+        train = []
+        for sentence, package in splits["train"]:
+            kept[package] += 1
+            if kept[package] <= max_train_per_label:
+                train.append((sentence, package))
+        splits["train"] = train
     return splits
 
 

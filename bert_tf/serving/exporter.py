@@ -13,7 +13,7 @@ import os
 import shutil
 import tempfile
 import time
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 import tensorflow as tf
 
@@ -24,6 +24,7 @@ from bert_tf import names
 from bert_tf.serving.module import ServingModule
 from bert_tf.serving.padding import length_buckets
 from bert_tf.serving.heads import make_head
+from bert_tf.serving.options import PRECISIONS, ExportSettings, HeadOptions
 from bert_tf.serving.int8_check import Int8WeightCheck
 from bert_tf.serving.warmup import warmup_requests, write_warmup
 from bert_tf.tokenization import vocab as _vocab
@@ -34,17 +35,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("bert_tf")
 
-# precision -> Keras dtype policy of the exported model (None: the model's own).
-# bf16 stores the weights in bfloat16 too: "mixed_bfloat16" would cast every float32 variable
-# on every call, which made single requests slower than fp32. LayerNorm and the attention
-# softmax still compute in float32, and outputs are float32. int8: a float32 model whose Dense
-# projections compute in int8 (bert_tf.model.int8); int8_bf16 also runs attention's score and
-# value matmuls in bfloat16.
-PRECISIONS = {None: None, "fp32": "float32", "bf16": "bfloat16", "int8": "float32",
-              "int8_bf16": "float32"}
-INT8_ATTENTION_DTYPES = {"int8": None, "int8_bf16": "bfloat16"}
-
-
 def check_compute_options(task: str, precision: str | None, jit_compile: bool,
                           flags: tuple[str, str] = ("precision", "jit_compile")) -> None:
     """Raises ValueError (naming `flags`) for a precision export() lacks, XLA with int8, or XLA
@@ -52,7 +42,7 @@ def check_compute_options(task: str, precision: str | None, jit_compile: bool,
     if precision not in PRECISIONS:
         raise ValueError(f"{flags[0]} must be one of {', '.join(p for p in PRECISIONS if p)}, "
                          f"got {precision!r}")
-    if jit_compile and precision in INT8_ATTENTION_DTYPES:
+    if jit_compile and PRECISIONS[precision].int8:
         raise ValueError(f"{flags[1]} does not combine with {flags[0]} {precision}: XLA has no "
                          "kernel for oneDNN's int8 matmul")
     if jit_compile and task == "fill_mask":
@@ -113,13 +103,7 @@ def _staging(export_dir, version):
 
 def export(model: "keras.Model", task: str, export_dir: str | os.PathLike,
            vocab_file: str | os.PathLike, do_lower_case: bool, seq_length: int,
-           labels: Sequence[str] | None = None, *, text_pair: bool = False,
-           max_query_length: int = 64, max_answer_length: int = 30, doc_stride: int = 128,
-           num_choices: int | None = None, top_k: int = 5, include_special_tokens: bool = False,
-           version: int | None = None, warmup: bool = True, text_signatures: bool = True,
-           precision: str | None = None, jit_compile: bool = False, window_stride: int = 0,
-           window_pooling: str = "mean", max_windows: int = 0,
-           multi_label_threshold: float = 0.5) -> str:
+           head: HeadOptions | None = None, settings: ExportSettings | None = None) -> str:
     """Exports `model` for TensorFlow Serving; returns the path of the new version folder.
 
     Args:
@@ -138,36 +122,14 @@ def export(model: "keras.Model", task: str, export_dir: str | os.PathLike,
       seq_length: max_seq_length of the raw-text and serve_examples signatures (longer texts
         are truncated as run_classifier truncates them; SQuAD reads a long context in windows
         of this length, as run_squad does).
-      labels: the label strings, in class-id order (classifier, tagger, multi_label; required
-        there).
-      text_pair: serving_default takes text_a and text_b (classifier, regression, encoder).
-      max_query_length, max_answer_length, doc_stride: run_squad's limits and the distance
-        between the starts of a context's windows (squad).
-      num_choices: endings per request row (multiple_choice, required there; 4 for SWAG).
-      window_stride, window_pooling, max_windows: long texts (classifier, regression):
-        serving_default cuts the first text into windows whose starts are window_stride
-        WordPieces apart (at most max_windows when > 0) and combines their logits by "mean" or
-        "max", as run_classifier --doc_stride trains (0: truncate).
-      top_k, include_special_tokens: predictions per [MASK], and whether special tokens may be
-        among them (fill_mask, as predict_masked.py's flags).
-      multi_label_threshold: multi_label: a label is selected when its probability is >= this.
-      version: the version number (default: the next free one).
-      warmup: write assets.extra/tf_serving_warmup_requests (needs tensorflow-serving-api).
-      text_signatures: include serving_default (raw text, needs the two tensorflow-text ops of
-        bert_tf.tokenization.serving_ops); False exports core-TensorFlow-only signatures.
-      precision: "fp32" (float32 throughout) or "bf16" (bfloat16 weights and matmuls; LayerNorm
-        and softmax in float32, float32 outputs: faster on CPUs with AVX512_BF16 or AMX, and on
-        TPUs and recent GPUs, half the size) or "int8" (every Dense projection of the encoder
-        and heads multiplies int8 weights by int8-quantized activations, the rest in float32:
-        faster on x86-64 CPUs with AVX-512 VNNI; needs tensorflow_model_server >=
-        serving_ops.MIN_TF_SERVING_VERSION_INT8) or "int8_bf16" (int8, with attention's score
-        and value matmuls in bfloat16: faster where bf16 is native); None keeps the model's own
-        dtype policy.
-      jit_compile: XLA-compile the model function (each request batch is padded to a power of
-        two and a bucket length, so few shapes compile); tensorflow_model_server must then run
-        with --xla_cpu_compilation_enabled=true. Not for fill_mask (its [MASK] gather has
-        data-dependent shapes).
+      head: what the task's serving head needs (labels, text pairs, SQuAD limits, windows...;
+        bert_tf.serving.options.HeadOptions).
+      settings: precision, XLA, version, warm-up requests, raw-text signatures
+        (bert_tf.serving.options.ExportSettings).
     """
+    head_options = head or HeadOptions()
+    settings = settings or ExportSettings()
+    precision, jit_compile = settings.precision, settings.jit_compile
     export_dir = (str(export_dir).rstrip("/") if fileio.is_url(export_dir)
                   else os.path.abspath(os.fspath(export_dir)))
     config = getattr(model, "config", None)
@@ -181,6 +143,7 @@ def export(model: "keras.Model", task: str, export_dir: str | os.PathLike,
     if len(vocab) > config.vocab_size:
         raise ValueError(f"{vocab_file}: {len(vocab)} tokens, more than the model's vocab_size "
                          f"({config.vocab_size}): wrong vocabulary for this model")
+    version = settings.version
     if version is None:
         version = next_version(export_dir)
     elif isinstance(version, bool) or not isinstance(version, int) or version < 0:
@@ -192,28 +155,23 @@ def export(model: "keras.Model", task: str, export_dir: str | os.PathLike,
     started = time.time()
     # The copy leaves the caller's model as it was.
     skip_padding = not jit_compile
-    if precision in INT8_ATTENTION_DTYPES:
+    compute = PRECISIONS[precision]
+    if compute.int8:
         model = int8.int8_model(model, skip_padding=skip_padding,
-                                attention_dtype=INT8_ATTENTION_DTYPES[precision])
+                                attention_dtype=compute.attention_dtype)
     else:
-        model = with_dtype_policy(
-            model, PRECISIONS[precision] if precision else model.dtype_policy, skip_padding)
-    head = make_head(task, model, vocab.id_to_token, do_lower_case, seq_length,
-                     labels=labels, text_pair=text_pair, max_query_length=max_query_length,
-                     max_answer_length=max_answer_length, doc_stride=doc_stride,
-                     num_choices=num_choices, top_k=top_k,
-                     include_special_tokens=include_special_tokens,
-                     window_stride=window_stride, window_pooling=window_pooling,
-                     max_windows=max_windows, multi_label_threshold=multi_label_threshold)
+        model = with_dtype_policy(model, compute.dtype_policy or model.dtype_policy,
+                                  skip_padding)
+    head = make_head(task, model, vocab.id_to_token, do_lower_case, seq_length, head_options)
     # Under XLA each batch is padded to a few bucket lengths (each new shape compiles once);
     # without it, to its longest row, and the encoder skips what padding is left.
     buckets = (sorted(set(length_buckets(seq_length))
                       | set(length_buckets(config.max_position_embeddings)))
                if jit_compile else [])
     module = ServingModule(head, config, buckets, jit_compile=jit_compile)
-    if precision in INT8_ATTENTION_DTYPES and int8.weight_levels() == 127:
+    if compute.int8 and int8.weight_levels() == 127:
         module.int8_check = Int8WeightCheck()      # loading fails where 8 bits saturate
-    signatures = module.signatures(text=text_signatures)
+    signatures = module.signatures(text=settings.text_signatures)
     policy = head.model.dtype_policy.name
     logger.info("exporting %s model (seq_length %d, %s, %s, signatures %s) to %s/%d", task,
                 seq_length, policy, "XLA" if jit_compile else "no XLA",
@@ -224,9 +182,9 @@ def export(model: "keras.Model", task: str, export_dir: str | os.PathLike,
         if not os.path.exists(vocab_asset):
             raise RuntimeError(f"export is missing assets/{names.VOCAB_ASSET}")
         extra = os.path.join(staging, names.ASSETS_EXTRA)
-        if warmup:
+        if settings.warmup:
             count = write_warmup(os.path.join(extra, names.WARMUP_FILE),
-                                 warmup_requests(head, text=text_signatures,
+                                 warmup_requests(head, text=settings.text_signatures,
                                                  lengths=[b for b in buckets if b <= seq_length]
                                                  if jit_compile else ()))
             logger.info("wrote %d warm-up requests", count)
@@ -234,9 +192,9 @@ def export(model: "keras.Model", task: str, export_dir: str | os.PathLike,
                     do_lower_case=bool(do_lower_case), dtype_policy=policy,
                     jit_compile=bool(jit_compile), length_buckets=buckets,
                     tensorflow=tf.__version__)
-        if precision in INT8_ATTENTION_DTYPES:
+        if compute.int8:
             info.update(quantized="int8", min_tf_serving_version=MIN_TF_SERVING_VERSION_INT8,
-                        attention_dtype=INT8_ATTENTION_DTYPES[precision] or "float32",
+                        attention_dtype=compute.attention_dtype or "float32",
                         # 63 (7 bits) where the exporting CPU has no int8 dot products;
                         # 127 needs them (int8_check).
                         int8_weight_levels=int8.weight_levels())

@@ -11,11 +11,11 @@ string; offsets are byte offsets into the UTF-8 request strings, [start, end), -
 position has no text ([CLS], [SEP], padding).
 """
 
-import dataclasses
 
 import tensorflow as tf
 
 from bert_tf import kinds
+from bert_tf.serving.options import HeadOptions
 from bert_tf.tokenization import packing, vocab as _vocab
 
 
@@ -294,32 +294,9 @@ class TaggerHead(_TextHead):
         return dict(super().info(), labels=self.labels)
 
 
-@dataclasses.dataclass(frozen=True)
-class HeadOptions:
-    """What a serving head may take besides the model, vocabulary, casing and sequence length;
-    each head reads its own (labels: one per class, in class-id order)."""
-
-    labels: list = None
-    text_pair: bool = False
-    max_query_length: int = 64
-    max_answer_length: int = 30
-    doc_stride: int = 128
-    num_choices: int = None
-    top_k: int = 5
-    include_special_tokens: bool = False
-    window_stride: int = 0
-    window_pooling: str = "mean"
-    max_windows: int = 0
-    multi_label_threshold: float = 0.5
-
-    def windows(self):
-        return dict(window_stride=self.window_stride, window_pooling=self.window_pooling,
-                    max_windows=self.max_windows)
-
-
-def make_head(kind, model, vocab_tokens, lower_case, seq_length, **options):
-    """The ServingHead of `kind` (a bert_tf.kinds name) for `model`, checking that they fit
-    together; `options` are HeadOptions fields."""
+def make_head(kind, model, vocab_tokens, lower_case, seq_length, options=None):
+    """The ServingHead of `kind` (a bert_tf.kinds name) for `model` with `options` (a
+    HeadOptions; None: the defaults), checking that they fit together."""
     if kind not in kinds.SERVED:
         raise ValueError(f"unknown task {kind!r}: use one of {', '.join(kinds.SERVED)}")
     spec = kinds.get(kind)
@@ -329,7 +306,7 @@ def make_head(kind, model, vocab_tokens, lower_case, seq_length, **options):
                 "fill masks)" if kind == "fill_mask" else "")
         raise ValueError(f"task {kind!r} needs a {_names(accepted)}{hint}, "
                          f"got {type(model).__name__}")
-    options = HeadOptions(**options)
+    options = options or HeadOptions()
     if options.num_choices is not None and kind != "multiple_choice":
         raise ValueError(f"num_choices applies to task 'multiple_choice' only, not {kind!r}")
     if options.window_stride and not spec.windows:

@@ -1,0 +1,96 @@
+"""What an export takes besides the model and its text settings, each idea declared once:
+HeadOptions (what the task's serving head needs), Precision (what an export precision means
+for the exported copy of the model) and ExportSettings (how the SavedModel is written)."""
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class HeadOptions:
+    """What a serving head may take besides the model, vocabulary, casing and sequence length;
+    each head reads its own.
+
+      labels: the label strings in class-id order (classifier, tagger, multi_label; required
+        there).
+      text_pair: serving_default takes text_a and text_b (classifier, regression, encoder,
+        embedding).
+      max_query_length, max_answer_length, doc_stride: run_squad's limits and the distance
+        between the starts of a context's windows (squad).
+      num_choices: endings per request row (multiple_choice, required there; 4 for SWAG).
+      top_k, include_special_tokens: predictions per [MASK], and whether special tokens may be
+        among them (fill_mask, as predict_masked.py's flags).
+      window_stride, window_pooling, max_windows: long texts (classifier, regression,
+        multi_label, embedding): serving_default cuts the first text into windows whose starts
+        are window_stride WordPieces apart (at most max_windows when > 0) and combines their
+        logits by "mean" or "max", as run_classifier --doc_stride trains (0: truncate).
+      multi_label_threshold: multi_label: a label is selected when its probability is >= this.
+    """
+
+    labels: list = None
+    text_pair: bool = False
+    max_query_length: int = 64
+    max_answer_length: int = 30
+    doc_stride: int = 128
+    num_choices: int = None
+    top_k: int = 5
+    include_special_tokens: bool = False
+    window_stride: int = 0
+    window_pooling: str = "mean"
+    max_windows: int = 0
+    multi_label_threshold: float = 0.5
+
+    def windows(self):
+        return dict(window_stride=self.window_stride, window_pooling=self.window_pooling,
+                    max_windows=self.max_windows)
+
+
+@dataclasses.dataclass(frozen=True)
+class Precision:
+    """What an export precision does to the exported copy of the model.
+
+      dtype_policy: the copy's Keras dtype policy (None: the model's own).
+      int8: every Dense projection multiplies int8 weights by int8-quantized activations
+        (bert_tf.model.int8; x86-64 only, tensorflow_model_server >=
+        serving_ops.MIN_TF_SERVING_VERSION_INT8).
+      attention_dtype: int8 copies: the dtype of attention's score and value matmuls (None:
+        float32).
+    """
+
+    dtype_policy: str = None
+    int8: bool = False
+    attention_dtype: str = None
+
+
+# bf16 stores the weights in bfloat16 too: "mixed_bfloat16" would cast every float32 variable
+# on every call, which made single requests slower than fp32. LayerNorm and the attention
+# softmax still compute in float32, and outputs are float32.
+PRECISIONS = {None: Precision(), "fp32": Precision("float32"), "bf16": Precision("bfloat16"),
+              "int8": Precision("float32", int8=True),
+              "int8_bf16": Precision("float32", int8=True, attention_dtype="bfloat16")}
+
+
+@dataclasses.dataclass(frozen=True)
+class ExportSettings:
+    """How export() computes and writes the SavedModel.
+
+      precision: a PRECISIONS name: "fp32" (float32 throughout), "bf16" (bfloat16 weights and
+        matmuls; LayerNorm and softmax in float32, float32 outputs: faster on CPUs with
+        AVX512_BF16 or AMX, and on TPUs and recent GPUs, half the size), "int8" (every Dense
+        projection of the encoder and heads in int8, the rest in float32: faster on x86-64 CPUs
+        with AVX-512 VNNI), "int8_bf16" (int8, with attention's score and value matmuls in
+        bfloat16: faster where bf16 is native); None keeps the model's own dtype policy.
+      jit_compile: XLA-compile the model function (each request batch is padded to a power of
+        two and a bucket length, so few shapes compile); tensorflow_model_server must then run
+        with --xla_cpu_compilation_enabled=true. Not for fill_mask (its [MASK] gather has
+        data-dependent shapes) nor int8.
+      version: the version number (default: the next free one).
+      warmup: write assets.extra/tf_serving_warmup_requests (needs tensorflow-serving-api).
+      text_signatures: include serving_default (raw text, needs the two tensorflow-text ops of
+        bert_tf.tokenization.serving_ops); False exports core-TensorFlow-only signatures.
+    """
+
+    precision: str = None
+    jit_compile: bool = False
+    version: int = None
+    warmup: bool = True
+    text_signatures: bool = True
