@@ -16,11 +16,16 @@ earlier run of it left in --work_dir):
             from random weights of the same config and vocabulary (same recipe), --seeds seeds
             each, plus the intermediate checkpoints (--curve_steps) for --curve_seeds seeds;
             one JSON line per run to --results (runs already there are skipped);
-  summarize write --markdown: the table (mean +- std over seeds) and the curve.
+  curve     (re)write --curve from the pre-training's TensorBoard files and eval_history.jsonl;
+  summarize print the markdown tables of --results: mean +- std over seeds, and downstream dev
+            accuracy vs pre-training step.
 
-Every heavy command is prefixed with `taskset -c --cpu` when --cpu is given.
+Every heavy command is prefixed with `taskset -c --cpu` when --cpu is given. The defaults are
+what quality/results/pretraining_pays.md reports (BERT-mini, seq 128, batch 32, lr 1e-3 with
+300 warm-up steps, 2,860 steps, bf16, whole-word dynamic masking, next sentence):
 
   python3 quality/pretraining_pays.py --stage=all --cpu=1
+  python3 quality/pretraining_pays.py --stage=summarize
 """
 import argparse
 import glob
@@ -43,7 +48,6 @@ CORPUS = os.path.join(SHARED, "data", "corpus", "bert_format")
 GLUE = os.path.join(SHARED, "data", "glue")
 RESULTS = os.path.join(REPO, "quality", "results", "pretraining_pays.jsonl")
 CURVE = os.path.join(REPO, "quality", "results", "pretraining_pays_curve.jsonl")
-MARKDOWN = os.path.join(REPO, "quality", "results", "pretraining_pays.md")
 HELDOUT_DOCS = 10
 
 
@@ -185,6 +189,7 @@ def pretrain(args):
         "--max_eval_steps=100", f"--seed={args.pretrain_seed}",
         *([f"--mixed_precision={args.mixed_precision}"] if args.mixed_precision else []),
     ]
+    started_at = runlog.commit()
     stop = threading.Event()
     keeper = threading.Thread(target=_keep_checkpoints, args=(p["pretrain"], p["keep"], stop))
     keeper.start()
@@ -194,7 +199,7 @@ def pretrain(args):
         stop.set()
         keeper.join()
     with open(os.path.join(args.work_dir, "pretrain_seconds.json"), "w") as f:
-        json.dump({"seconds": seconds, "command": command}, f)
+        json.dump({"seconds": seconds, "command": command, "commit": started_at}, f)
     write_curve(args)
 
 
@@ -217,7 +222,12 @@ def write_curve(args):
     if os.path.exists(history):
         for row in runlog.read_rows(history):
             rows.append({"source": "eval_history (held-out)", **row})
-    meta = {"commit": runlog.commit(), "preset": args.preset, **cpu_info()}
+    record = os.path.join(args.work_dir, "pretrain_seconds.json")
+    pretrain_commit = runlog.commit()
+    if os.path.exists(record):
+        with open(record, encoding="utf-8") as f:
+            pretrain_commit = json.load(f).get("commit", pretrain_commit)
+    meta = {"commit": pretrain_commit, "preset": args.preset, **cpu_info()}
     with open(args.curve, "w", encoding="utf-8") as f:
         for row in rows:
             f.write(json.dumps({**meta, **row}) + "\n")
@@ -254,6 +264,12 @@ def finetune_one(args, task, init, step, seed):
            "recipe": {"max_seq_length": args.ft_seq[task], "batch": args.ft_batch,
                       "lr": args.ft_lr, "epochs": args.ft_epochs[task], "warmup": 0.1,
                       "optimizer": "adamw_torch (default)", "precision": "fp32"},
+           "pretrain_recipe": None if init == "random" else {
+               "max_seq_length": args.max_seq_length, "batch": args.pretrain_batch,
+               "lr": args.pretrain_lr, "warmup": args.pretrain_warmup,
+               "whole_word_dynamic_masking": bool(args.whole_word),
+               "next_sentence": bool(args.next_sentence),
+               "mixed_precision": args.mixed_precision},
            "eval_results": results, "commit": runlog.commit(), **cpu_info()}
     runlog.append_row(args.results, row)
     print(json.dumps({k: row[k] for k in ("task", "init", "seed", "pretrain_step",
@@ -334,18 +350,18 @@ def main():
     parser.add_argument("--next_sentence", type=int, default=1)
     parser.add_argument("--mixed_precision", default="bf16")
     parser.add_argument("--pretrain_batch", type=int, default=32)
-    parser.add_argument("--pretrain_steps", type=int, default=3300)
-    parser.add_argument("--pretrain_warmup", type=int, default=200)
+    parser.add_argument("--pretrain_steps", type=int, default=2860)
+    parser.add_argument("--pretrain_warmup", type=int, default=300)
     parser.add_argument("--pretrain_lr", type=float, default=1e-3)
     parser.add_argument("--pretrain_seed", type=int, default=12345)
-    parser.add_argument("--save_steps", type=int, default=275)
+    parser.add_argument("--save_steps", type=int, default=715)
     parser.add_argument("--log_steps", type=int, default=55)
     parser.add_argument("--sst2_train", type=int, default=2000)
     parser.add_argument("--sst2_seed", type=int, default=0)
     parser.add_argument("--tasks", default="SST-2-2k,MRPC")
     parser.add_argument("--seeds", default="1,2,3")
     parser.add_argument("--curve_seeds", type=int, default=1)
-    parser.add_argument("--curve_steps", default="825,1650")
+    parser.add_argument("--curve_steps", default="715,1430,2145")
     parser.add_argument("--ft_lr", type=float, default=1e-4)
     parser.add_argument("--ft_batch", type=int, default=32)
     parser.add_argument("--ft_epochs", default="SST-2-2k=5,MRPC=3")
