@@ -22,14 +22,14 @@ import statistics
 import subprocess
 import sys
 import time
+import typing
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 RESULTS = os.path.join(REPO, "quality", "results", "quickstart_pretraining.jsonl")
 
 
-def _value(field, text):
-    kind = field.type if isinstance(field.type, type) else eval(field.type)  # noqa: S307
+def _value(kind, text):
     if text == "None":
         return None
     if kind is tuple:
@@ -41,7 +41,7 @@ def _value(field, text):
 
 def settings_from(assignments, seed):
     from bert_tf.quickstart.pipeline import Settings
-    fields = {f.name: f for f in dataclasses.fields(Settings)}
+    fields = typing.get_type_hints(Settings)
     values = {}
     for assignment in assignments:
         name, _, text = assignment.partition("=")
@@ -49,7 +49,7 @@ def settings_from(assignments, seed):
             raise SystemExit(f"--set {assignment}: Settings has no field {name!r} "
                              f"({', '.join(fields)})")
         values[name] = _value(fields[name], text)
-    return Settings(**dict(dict(compare_random_init=True, **values), seed=seed))
+    return Settings(**{"compare_random_init": True, **values, "seed": seed})
 
 
 def machine():

@@ -220,9 +220,13 @@ def pad_batch(examples):
 
 
 # --------------------------------------------------------------------------- model
-def make_feature_fn(encoder, layer_indexes):
-    """tf.function: int32 [B, S] x3 -> {"layers": [k, B, S, H], "pooled": [B, H]} float32."""
+def make_feature_fn(encoder, layer_indexes, pooling="none"):
+    """tf.function: int32 [B, S] x3 -> {"layers": [k, B, S, H], "pooled": [B, D]} float32;
+    "pooled" is the pooler output, or with pooling "cls"/"mean" the --layers' token vectors
+    concatenated [B, S, k*H] and pooled over the real tokens by pool_tokens, in the graph."""
     import tensorflow as tf
+
+    from bert_tf.model.sentence_pooling import pool_tokens
     spec = tf.TensorSpec([None, None], tf.int32)
 
     @tf.function(input_signature=[spec, spec, spec])
@@ -230,7 +234,9 @@ def make_feature_fn(encoder, layer_indexes):
         out = encoder({"input_ids": input_ids, "input_mask": input_mask,
                        "segment_ids": segment_ids}, training=False)
         layers = [tf.cast(out["encoder_outputs"][i], tf.float32) for i in layer_indexes]
-        return {"layers": tf.stack(layers), "pooled": tf.cast(out["pooled_output"], tf.float32)}
+        pooled = (pool_tokens(tf.concat(layers, axis=-1), input_mask, pooling)
+                  if pooling in ("cls", "mean") else tf.cast(out["pooled_output"], tf.float32))
+        return {"layers": tf.stack(layers), "pooled": pooled}
     return features
 
 
@@ -245,17 +251,11 @@ def json_line(example, layer_outputs, layer_indexes):
 
 
 def compact_row(example, layer_outputs, pooled, pooling):
-    """[D] (pooled) or [T, D] (pooling "none") float32: the --layers concatenated per token."""
-    n = len(example.tokens)
-    if pooling == "pooler":
+    """[D] (`pooled`, make_feature_fn's for every pooling but "none") or [T, D] (pooling
+    "none": the --layers concatenated per token) float32."""
+    if pooling != "none":
         return pooled
-    tokens = np.concatenate(list(layer_outputs[:, :n]), axis=-1)            # [T, k*H]
-    if pooling == "none":
-        return tokens
-    from keras import ops
-
-    from bert_tf.model.sentence_pooling import pool_tokens
-    return ops.convert_to_numpy(pool_tokens(tokens[None], mode=pooling))[0]
+    return np.concatenate(list(layer_outputs[:, :len(example.tokens)]), axis=-1)  # [T, k*H]
 
 
 # --------------------------------------------------------------------------- output
@@ -448,7 +448,7 @@ def run(opts, strategy=None):
     tokenizer = load_tokenizer(opts)
     with (strategy or tf.distribute.get_strategy()).scope():
         encoder = load_encoder_for(opts)
-    feature_fn = make_feature_fn(encoder, layer_indexes)
+    feature_fn = make_feature_fn(encoder, layer_indexes, opts.pooling)
     total = count_lines(opts.input_file)
     outputs = _Outputs(opts, layer_indexes, _fingerprint(opts))
     hidden = opts.config.hidden_size
