@@ -80,7 +80,7 @@ def assert_alpha_0_student_trains_as_alone(train, teacher, atol):
         np.testing.assert_allclose(student[name], value, rtol=1e-6, atol=atol, err_msg=name)
 
 
-def export_savedmodel(model, task, export_dir, vocab_file, do_lower_case, seq_length,
+def export_savedmodel(model, kind, export_dir, vocab_file, do_lower_case, seq_length,
                       labels=None, **options):
     """bert_tf.serving.export with its HeadOptions and ExportSettings fields given as keywords
     (the tests' shorthand; each keyword goes to the record that declares it)."""
@@ -90,6 +90,6 @@ def export_savedmodel(model, task, export_dir, vocab_file, do_lower_case, seq_le
     from bert_tf.serving.options import ExportSettings, HeadOptions
     settings = {f.name for f in dataclasses.fields(ExportSettings)}
     return serving.export(
-        model, task, export_dir, vocab_file, do_lower_case, seq_length,
+        model, kind, export_dir, vocab_file, do_lower_case, seq_length,
         HeadOptions(labels=labels, **{k: v for k, v in options.items() if k not in settings}),
         ExportSettings(**{k: v for k, v in options.items() if k in settings}))

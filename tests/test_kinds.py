@@ -19,7 +19,7 @@ def test_every_piece_of_a_kind_is_importable_and_knows_its_kind(name):
     if kind.serving:
         assert kind.load("serving").kind == name
     if kind.finetune:
-        assert kind.load("finetune").head in kinds.KINDS
+        assert kind.load("finetune").kind in kinds.KINDS
 
 
 def test_export_savedmodel_keeps_its_task_choices_in_order():
@@ -46,4 +46,4 @@ def test_run_options_of_earlier_versions_are_read_with_kind_names(tmp_path, writ
     (tmp_path / "run_options.json").write_text(
         json.dumps({"task": written, "options": {"max_seq_length": 64}}))
     record = read_run_options(str(tmp_path))
-    assert (record.head, record.options) == (kind, {"max_seq_length": 64})
+    assert (record.kind, record.options) == (kind, {"max_seq_length": 64})

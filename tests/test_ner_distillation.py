@@ -153,6 +153,30 @@ def test_with_alpha_0_the_student_tagger_trains_exactly_as_without_the_teacher(
     assert_alpha_0_student_trains_as_alone(train, teacher, atol=1e-7)
 
 
+def test_the_teachers_word_logits_are_kept_and_reused_by_a_rerun(teacher, conll_small,
+                                                                  tmp_path, monkeypatch):
+    from bert_tf.data.ner import group_sentences, read_conll
+    out = tmp_path / "student"
+
+    def train():
+        run(_options(config=BertConfig.from_preset("L-1_H-32_A-2", **TINY),
+                     train_file=conll_small, output_dir=str(out), do_train=True,
+                     num_train_epochs=1, teacher_checkpoint=str(teacher)),
+            tf.distribute.get_strategy())
+
+    train()
+    kept = np.load(out / "teacher_targets.npz")
+    words = sum(len(w) for w in group_sentences(read_conll(conll_small), "sentence").words)
+    labels = (teacher / "label_list.txt").read_text().split()
+    assert kept["word_logits"].shape == (words, len(labels)) and kept["word_logits"].any()
+
+    def no_second_pass(*args):
+        raise AssertionError("the teacher scored the words again")
+
+    monkeypatch.setattr("bert_tf.jobs.ner_distillation.teacher_word_logits", no_second_pass)
+    train()
+
+
 @pytest.mark.parametrize("flags, message", [
     ({"distill_alpha": 0.3}, "distill_alpha: only with --teacher_checkpoint"),
     ({"distill_transfer_file": "x.txt"}, "distill_transfer_file: only with --teacher_checkpoint"),

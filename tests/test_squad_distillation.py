@@ -127,7 +127,7 @@ def test_a_teacher_with_another_vocabulary_is_refused(teacher, synthetic, tmp_pa
 
 def test_the_teachers_logits_are_kept_and_reused_by_a_rerun(alpha_0_student, teacher,
                                                              synthetic, tmp_path, monkeypatch):
-    kept = np.load(alpha_0_student["output_dir"] / "train.tf_record.teacher_logits.npz")
+    kept = np.load(alpha_0_student["output_dir"] / "teacher_targets.npz")
     assert kept["teacher_start_logits"].dtype == np.float16
     assert kept["teacher_start_logits"].shape == kept["teacher_end_logits"].shape
     assert kept["teacher_start_logits"].shape[1] == 64 and kept["teacher_start_logits"].any()

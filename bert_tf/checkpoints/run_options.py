@@ -33,14 +33,14 @@ class RunRecord:
     """A run_options.json: the kind of model the run trained (a bert_tf.kinds name), its
     options by flag name, and the file."""
 
-    head: str
+    kind: str
     options: dict
     path: str
 
     def serves(self, kind):
         """Whether a model of `kind` is what this run trained (a run_classifier run: any of
         classifier, regression, multi_label)."""
-        return kinds.trained_together(self.head, kind)
+        return kinds.trained_together(self.kind, kind)
 
 
 def read_run_options(path):
@@ -55,27 +55,27 @@ def read_run_options(path):
         options = data["options"]
         if not isinstance(options, dict):
             raise TypeError(f"`options` is a {type(options).__name__}")
-        # Runs before bert_tf.kinds recorded the head as "tagging", "span", "multiple-choice".
-        head = {"tagging": "tagger", "span": "squad",
+        # Runs before bert_tf.kinds recorded the kind as "tagging", "span", "multiple-choice".
+        kind = {"tagging": "tagger", "span": "squad",
                 "multiple-choice": "multiple_choice"}.get(data["task"], data["task"])
-        return RunRecord(str(head), options, found)
+        return RunRecord(str(kind), options, found)
     except (ValueError, KeyError, TypeError) as e:
         raise ValueError(f"{found}: not a run_options.json as bert_tf's runners write it "
                          f"({e}); move it away or fix it") from None
 
 
-def settings_from_run(record, given, task):
-    """{setting: value} to take from `record` (a RunRecord or None) for a model of `task`:
+def settings_from_run(record, given, kind):
+    """{setting: value} to take from `record` (a RunRecord or None) for a model of `kind`:
     SETTINGS and doc_stride not in `given` ({name: value} of the settings the caller gives),
     and, for a classifier, regression or multi_label model with a stride (the given one, else
     the run's; a run_classifier 0 means it truncated), the window settings not given, logged.
-    Nothing (with a warning) when the run trained another task: a file of a NER or SQuAD run
+    Nothing (with a warning) when the run trained another kind: a file of a NER or SQuAD run
     beside a classifier would otherwise cut its texts into windows."""
     if record is None:
         return {}
-    if not record.serves(task):
+    if not record.serves(kind):
         logger.warning("%s was written by a %s run; the model is a %s model: its options are "
-                       "not used", record.path, record.head, task)
+                       "not used", record.path, record.kind, kind)
         return {}
     recorded = record.options
     taken = {name: recorded[name] for name in SETTINGS
@@ -83,7 +83,7 @@ def settings_from_run(record, given, task):
     stride = given["doc_stride"] if "doc_stride" in given else recorded.get("doc_stride")
     if "doc_stride" not in given and recorded.get("doc_stride"):
         taken["doc_stride"] = recorded["doc_stride"]
-    if stride and task in kinds.WINDOWED:
+    if stride and kind in kinds.WINDOWED:
         taken.update({name: recorded[name] for name in WINDOW_SETTINGS
                       if name not in given and recorded.get(name) is not None})
     if taken:

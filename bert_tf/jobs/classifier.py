@@ -354,8 +354,7 @@ class ClassifierTask(FinetuneTask):
     task's data and input pipeline (self.data, self.inputs) and the --teacher_checkpoint run
     (self.teacher, or None)."""
 
-    head = "classifier"
-    teacher = None                     # prepare() reads --teacher_checkpoint's run, if given
+    kind = "classifier"
     teacher_cls_layers = None          # and the teacher blocks --distill_hidden_weight matches
 
     def prepare(self):
@@ -388,9 +387,6 @@ class ClassifierTask(FinetuneTask):
     def default_metric(self):
         return self.data.info.primary_metric
 
-    def run_record(self):
-        return {} if self.teacher is None else {"teacher": self.teacher.record()}
-
     def training_data(self):
         inputs, opts = self.inputs, self.opts
         examples = self.data.examples("train")
@@ -410,23 +406,17 @@ class ClassifierTask(FinetuneTask):
                             label_ids=columns.label_ids[:labelled])
 
     def with_teacher(self, dataset_fn, columns, labelled):
-        """dataset_fn with the teacher's logits of each example (computed here, once, and kept
-        in output_dir/teacher_targets.npz for a resumed run), and when the first `labelled`
-        examples are followed by a transfer set, each example's label_weight; the random seed
-        is set again afterwards, so that the student starts as it would without the teacher."""
-        import keras
-
+        """dataset_fn with the teacher's logits of each example (teacher_outputs), and when the
+        first `labelled` examples are followed by a transfer set, each example's
+        label_weight."""
         from bert_tf.data.classification.augmentation import label_weights
-        from bert_tf.jobs.teachers import (TARGETS_FILE, cached_targets, teacher_identity,
-                                           teacher_targets, with_teacher_targets)
-        key = {"teacher": teacher_identity(self.teacher), "examples": columns.fingerprint(),
-               "cls_layers": self.teacher_cls_layers}
-        targets = cached_targets(
-            os.path.join(self.opts.output_dir, TARGETS_FILE), key, lambda: teacher_targets(
-                self.teacher, columns, self.opts.eval_batch_size, self.teacher_cls_layers))
+        from bert_tf.jobs.teachers import teacher_targets, with_teacher_targets
+        targets = self.teacher_outputs(
+            {"examples": columns.fingerprint(), "cls_layers": self.teacher_cls_layers},
+            lambda: teacher_targets(self.teacher, columns, self.opts.eval_batch_size,
+                                    self.teacher_cls_layers))
         if labelled < columns.num_examples:
             targets["label_weight"] = label_weights(labelled, columns.num_examples)
-        keras.utils.set_random_seed(self.opts.seed)
         return with_teacher_targets(dataset_fn, targets)
 
     def loss(self, training):

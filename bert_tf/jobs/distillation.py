@@ -105,7 +105,27 @@ class TeacherOptions:
 
 
 @dataclasses.dataclass(kw_only=True)
-class DistillationOptions(TeacherOptions):
+class TransferSetOptions:
+    """The transfer-set flag of run_classifier and run_ner (run_squad has none)."""
+
+    distill_transfer_file: str = option(
+        None, "--teacher_checkpoint: unlabelled inputs to add to the training set (a transfer "
+        "set): for run_classifier one example a line, text_a or text_a<TAB>text_b for "
+        "sentence-pair tasks (UTF-8, no header); for run_ner a CoNLL file of sentences (words "
+        "only; a tag column is ignored). The teacher labels them and the student learns its "
+        "soft targets on them alone: the gold-label loss averages over the labelled examples "
+        "only. Epochs and steps count them; --distill_augment copies only the labelled "
+        "examples.")
+
+    def validate_transfer_set(self):
+        """--distill_transfer_file, when given, must exist (checked before any training)."""
+        path = self.distill_transfer_file
+        if path and not fileio.exists(path):
+            raise FileNotFoundError(f"--distill_transfer_file {path} does not exist")
+
+
+@dataclasses.dataclass(kw_only=True)
+class DistillationOptions(TeacherOptions, TransferSetOptions):
     """run_classifier's distillation flags: the shared ones and the classifier's own."""
 
     distill_hidden_weight: float = option(
@@ -143,13 +163,6 @@ class DistillationOptions(TeacherOptions):
     distill_cross_similarity: float = option(
         0.3, "--distill_cross_pairs: the least similarity, in (0, 1), of a new pair's "
         "sentences.")
-    distill_transfer_file: str = option(
-        None, "--teacher_checkpoint: unlabelled texts to add to the training set (a transfer "
-        "set), one example a line: text_a, or text_a<TAB>text_b for sentence-pair tasks; "
-        "UTF-8, no header. The student learns the teacher's soft targets on them; the "
-        "gold-label loss averages over the labelled examples only. Epochs and steps count "
-        "them; --distill_augment copies only the labelled examples.")
-
     def validate_distillation(self):
         """The flags' values and combinations; raises ValueError naming the flags."""
         self.validate_teacher(_DISTILL_SETTINGS)
@@ -179,13 +192,7 @@ class DistillationOptions(TeacherOptions):
         if not 0.0 < self.distill_cross_similarity < 1.0:
             raise ValueError(f"--distill_cross_similarity must be in (0, 1), got "
                              f"{self.distill_cross_similarity}")
-        check_transfer_file(self.distill_transfer_file)
-
-
-def check_transfer_file(path):
-    """--distill_transfer_file, when given, must exist (checked before any training)."""
-    if path and not fileio.exists(path):
-        raise FileNotFoundError(f"--distill_transfer_file {path} does not exist")
+        self.validate_transfer_set()
 
 
 def parse_student_layers(values, num_layers):

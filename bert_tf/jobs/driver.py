@@ -6,7 +6,7 @@ training with periodic evaluation (best checkpoint, early stopping, best weights
 the final evaluation, prediction and export.
 
     class MyTask(FinetuneTask):
-        head = "classifier"
+        kind = "classifier"
         ...
     result = run_task(MyTask(opts), strategy)   # {"train", "eval", "predict", "export"}
 """
@@ -62,8 +62,9 @@ class FinetuneTask:
     export_options. The one state a task keeps on itself is what prepare() reads for every
     stage (the tokenizer, the labels): set there, only read afterwards."""
 
-    head = None              # its kind (a bert_tf.kinds name): messages, run_options.json
+    kind = None              # a bert_tf.kinds name: messages, run_options.json
     default_metric = None    # what --keep_best_metric keeps when not given
+    teacher = None           # prepare() reads --teacher_checkpoint's run (jobs.teachers.Teacher)
 
     def __init__(self, opts):
         self.opts = opts
@@ -75,9 +76,24 @@ class FinetuneTask:
         return {}
 
     def run_record(self):
-        """What run_options.json records beside the task's head and options ({key: JSON-able
-        value}; default: nothing)."""
-        return {}
+        """What run_options.json records beside the task's kind and options ({key: JSON-able
+        value}): the teacher of a distilled run."""
+        return {} if self.teacher is None else {"teacher": self.teacher.record()}
+
+    def teacher_outputs(self, key, compute):
+        """compute()'s {name: array}, the teacher's outputs on the training data: computed
+        once and kept in output_dir/teacher_targets.npz, read back by a resumed or repeated run
+        while the teacher and `key` (JSON-able: what identifies the training rows) stay the
+        same. The random seed is set again afterwards, so that the student starts as it would
+        without the teacher."""
+        import keras
+
+        from bert_tf.jobs.teachers import TARGETS_FILE, cached_targets, teacher_identity
+        targets = cached_targets(os.path.join(self.opts.output_dir, TARGETS_FILE),
+                                 dict(key, teacher=teacher_identity(self.teacher),
+                                      task=self.kind), compute)
+        keras.utils.set_random_seed(self.opts.seed)
+        return targets
 
     def training_data(self):
         """The TrainingData of --do_train."""
@@ -137,12 +153,12 @@ class FinetuneTask:
 
 
 def record_options(task):
-    """Writes output_dir/run_options.json (the task's head, every option of the run, as
+    """Writes output_dir/run_options.json (the task's kind, every option of the run, as
     flags name them, and the task's run_record(): what bert_tf.predict reads a checkpoint's
     input settings from, and a record of the command). Returns {its name: its text} for
     best/."""
     from bert_tf.names import RUN_OPTIONS
-    text = json.dumps(dict(task.run_record(), task=task.head, options=option_values(task.opts)),
+    text = json.dumps(dict(task.run_record(), task=task.kind, options=option_values(task.opts)),
                       indent=2, sort_keys=True, default=str) + "\n"
     fileio.atomic_write_text(os.path.join(task.opts.output_dir, RUN_OPTIONS), text)
     return {RUN_OPTIONS: text}
@@ -186,7 +202,7 @@ def run_task(task, strategy):
 
     trained = train_with_evaluation(opts, setup, TrainingPlan(
         training.dataset_fn if training else None, steps, warmup,
-        training.description if training else None, head=task.head, evaluate=evaluate,
+        training.description if training else None, kind=task.kind, evaluate=evaluate,
         default_metric=task.default_metric, best_files=best_files,
         keep_evaluations=keep_evaluations))
     result["train"] = trained.train

@@ -163,7 +163,7 @@ class EmbeddingTask(FinetuneTask):
     """Sentence embeddings trained with --loss, evaluated by --eval_type (module docstring).
     prepare() builds the in-graph preprocessor (self.preprocessor)."""
 
-    head = "embedding"
+    kind = "embedding"
 
     def __init__(self, opts):
         super().__init__(opts)

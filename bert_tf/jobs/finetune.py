@@ -107,7 +107,7 @@ def train_steps(opts, num_examples, what="examples"):
 
 @dataclasses.dataclass
 class TrainingPlan:
-    """What train_with_evaluation runs. Without --do_train only `head` matters (which weights to
+    """What train_with_evaluation runs. Without --do_train only `kind` matters (which weights to
     restore). For --eval_every_steps: evaluate(step) -> {metric: value} of the model now
     trained, default_metric (what --keep_best_metric keeps when not given), best_files
     ({name: text} best/ keeps beside the weights) and keep_evaluations(steps), told after each
@@ -118,7 +118,7 @@ class TrainingPlan:
     steps: int = 1               # training steps
     warmup: int = 0              # of which linear warm-up
     description: str = None      # how the log names the training input
-    head: str = None             # the head in messages; None (pre-training): no restore checks
+    kind: str = None             # in messages; None (pre-training): no restore checks
     evaluate: object = None
     default_metric: str = None
     best_files: dict = None
@@ -128,21 +128,21 @@ class TrainingPlan:
 def train_or_restore(opts, setup, plan, after_loop=None, loop_boundary=0):
     """--do_train: trains for plan.steps (resuming from output_dir) and returns the training
     values. Otherwise: restores output_dir's latest checkpoint, else keeps the init_checkpoint
-    weights (warning when the plan's head starts fresh; no weights at all is an error), and
-    returns None. head=None (pre-training): whatever weights there are, without checks."""
+    weights (warning when the plan's task head starts fresh; no weights at all is an error), and
+    returns None. kind=None (pre-training): whatever weights there are, without checks."""
     if opts.do_train:
         logger.info("***** Running training: %s, batch %d, %d steps (%d warm-up) *****",
                     plan.description, opts.train_batch_size, plan.steps, plan.warmup)
         return setup.trainer.train(plan.dataset_fn, plan.steps, opts.train_batch_size,
                                    after_loop=after_loop, loop_boundary=loop_boundary)
-    if setup.trainer.restore() is not None or plan.head is None:
+    if setup.trainer.restore() is not None or plan.kind is None:
         return None
     if setup.report is None:
         raise ValueError(f"nothing to evaluate or predict with: {opts.output_dir} has no "
                          f"checkpoint and no --init_checkpoint was given")
     if setup.report.missing:
         logger.warning("the %s head is freshly initialised (%s has none): eval/predict results "
-                       "are those of an untrained head", plan.head, opts.init_checkpoint)
+                       "are those of an untrained head", plan.kind, opts.init_checkpoint)
     return None
 
 

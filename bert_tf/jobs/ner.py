@@ -29,7 +29,7 @@ from bert_tf import fileio
 from bert_tf.jobs.checks import load_tokenizer
 from bert_tf.jobs.results import save_label_list
 from bert_tf.training.setup import arrays_dataset_fn
-from bert_tf.jobs.distillation import TEACHER_SETTINGS, TeacherOptions, check_transfer_file
+from bert_tf.jobs.distillation import TEACHER_SETTINGS, TeacherOptions, TransferSetOptions
 from bert_tf.jobs.driver import Evaluation, FinetuneTask, TrainingData, run_task
 from bert_tf.jobs.finetune import FileFinetuneOptions, log_softmax
 from bert_tf.options import option
@@ -43,7 +43,7 @@ DEFAULT_STRIDE = 64
 
 
 @dataclasses.dataclass(kw_only=True)
-class NerOptions(FileFinetuneOptions, ClassWeightOptions, TeacherOptions):
+class NerOptions(FileFinetuneOptions, ClassWeightOptions, TeacherOptions, TransferSetOptions):
     max_seq_length: int = option(
         128, "WordPieces per window including [CLS] and [SEP]; longer inputs are split into "
         "overlapping windows.")
@@ -61,11 +61,6 @@ class NerOptions(FileFinetuneOptions, ClassWeightOptions, TeacherOptions):
     labels: list = option(
         None, "The label list in the model's output order (default: from output_dir or the "
         "training file: O, then B-/I- of each type in sorted order).")
-    distill_transfer_file: str = option(
-        None, "--teacher_checkpoint: a CoNLL file of sentences without gold tags (words only; "
-        "a tag column is ignored) added to the training set (a transfer set): the teacher "
-        "tags them and the student learns its soft targets on them alone. Epochs and steps "
-        "count their windows.")
 
     serving_kind = "tagger"
 
@@ -74,7 +69,7 @@ class NerOptions(FileFinetuneOptions, ClassWeightOptions, TeacherOptions):
         super().validate()
         self.validate_class_weights()
         self.validate_teacher(TEACHER_SETTINGS + ("distill_transfer_file",))
-        check_transfer_file(self.distill_transfer_file)
+        self.validate_transfer_set()
         if self.doc_stride < 1:
             raise ValueError(f"--doc_stride must be >= 1, got {self.doc_stride}")
         if self.context not in CONTEXTS:
@@ -256,9 +251,8 @@ class NerTask(FinetuneTask):
     """Token classification on CoNLL files: entity scores, <prefix>_predictions.txt. prepare()
     reads the tokenizer and the label list (self.tokenizer, self.labels)."""
 
-    head = "tagger"
+    kind = "tagger"
     default_metric = DEFAULT_METRIC
-    teacher = None                     # prepare() reads --teacher_checkpoint's run, if given
 
     def prepare(self):
         from bert_tf.data.ner import read_conll
@@ -271,9 +265,6 @@ class NerTask(FinetuneTask):
             from bert_tf.jobs.teachers import read_tagger_teacher
             self.teacher = read_tagger_teacher(opts.teacher_checkpoint, self.labels)
         return save_label_list(opts.output_dir, self.labels)
-
-    def run_record(self):
-        return {} if self.teacher is None else {"teacher": self.teacher.record()}
 
     def _data(self, path, require_labels, what):
         return NerData(self.opts, self.tokenizer, path, self.labels, require_labels, what)
@@ -288,24 +279,26 @@ class NerTask(FinetuneTask):
                             len(arrays["input_ids"]), "windows", label_ids=train.loss_label_ids)
 
     def student_arrays(self, train):
-        """The training windows with the teacher's logits of each word (computed here, once)
-        as their `teacher_logits` feature, followed by the --distill_transfer_file windows
-        (`label_weight` 0: no gold tags); the random seed is set again afterwards, so that
-        the student starts as it would without the teacher."""
-        import keras
-
-        from bert_tf.jobs.ner_distillation import teacher_word_logits, window_teacher_logits
+        """The training windows with the teacher's logits of each word as their
+        `teacher_logits` feature (teacher_outputs: scored once, kept for a rerun), followed by
+        the --distill_transfer_file windows (`label_weight` 0: no gold tags)."""
+        from bert_tf.jobs.ner_distillation import (teacher_word_logits, window_teacher_logits,
+                                                   words_fingerprint)
         parts = [train]
         if self.opts.distill_transfer_file:
             parts.append(self._data(self.opts.distill_transfer_file, False, "transfer"))
-        words = teacher_word_logits(self.teacher, [w for p in parts for w in p.units.words],
-                                    self.opts.eval_batch_size, DEFAULT_STRIDE)
+        units = [w for p in parts for w in p.units.words]
+        scored = self.teacher_outputs(
+            {"words": words_fingerprint(units), "stride": DEFAULT_STRIDE},
+            lambda: {"word_logits": np.concatenate(teacher_word_logits(
+                self.teacher, units, self.opts.eval_batch_size, DEFAULT_STRIDE))})
+        bounds = np.cumsum([0] + [len(words) for words in units])
+        words = [scored["word_logits"][a:b] for a, b in zip(bounds[:-1], bounds[1:])]
         with_targets = []              # new dicts: the parts' own arrays stay as they were
         for part in parts:
             with_targets.append(dict(part.features.arrays, teacher_logits=window_teacher_logits(
                 part.features, words[:len(part.units.words)], len(self.labels))))
             words = words[len(part.units.words):]
-        keras.utils.set_random_seed(self.opts.seed)
         if len(parts) == 1:
             return with_targets[0]
         own, transfer = with_targets

@@ -7,9 +7,11 @@ tokenization (vocabulary, casing, max_seq_length and doc_stride, from its run_op
 each word from the window where it has the most context, as run_ner predicts. Those per-word
 logits are then placed at the word's first sub-token in each of the student's windows, so the
 two models may tokenize differently (another vocabulary, shorter windows): they meet at words,
-where the tags are.
+where the tags are. The word logits are kept in the output_dir's teacher_targets.npz
+(FinetuneTask.teacher_outputs), so a resumed or repeated run does not score the words again.
 """
 
+import hashlib
 import logging
 import time
 
@@ -51,6 +53,15 @@ def teacher_word_logits(teacher, units, batch_size, default_stride):
                 sum(len(words) for words in units), features.num_windows, teacher.path,
                 teacher.max_seq_length, time.perf_counter() - start)
     return found
+
+
+def words_fingerprint(units):
+    """sha256 over the words of `units` (lists of words), unit by unit: what the teacher's word
+    logits were computed from (the key of their cache)."""
+    digest = hashlib.sha256()
+    for words in units:
+        digest.update("\x00".join(words).encode("utf-8") + b"\x01")
+    return digest.hexdigest()
 
 
 def window_teacher_logits(features, word_logits, num_labels):

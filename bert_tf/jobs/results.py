@@ -57,8 +57,8 @@ def record_eval(opts, step, values, *, filename="eval_results.txt", writer=write
     return values
 
 
-def export_model(opts, model, task=None, seq_length=None, **head):
-    """With opts.export_dir: exports `model` as serving `task` (default opts.serving_kind) for
+def export_model(opts, model, kind=None, seq_length=None, **head):
+    """With opts.export_dir: exports `model` as serving `kind` (default opts.serving_kind) for
     TensorFlow Serving (bert_tf.serving.export) with the run's vocabulary, casing,
     max_seq_length and export precision, and `head` as its HeadOptions; returns the new
     version folder. Without it: None."""
@@ -66,7 +66,7 @@ def export_model(opts, model, task=None, seq_length=None, **head):
         return None
     from bert_tf.serving import export
     from bert_tf.serving.options import ExportSettings, HeadOptions
-    return export(model, task or opts.serving_kind, opts.export_dir, opts.vocab_file,
+    return export(model, kind or opts.serving_kind, opts.export_dir, opts.vocab_file,
                   opts.do_lower_case, seq_length or opts.max_seq_length, HeadOptions(**head),
                   ExportSettings(precision=opts.export_precision,
                                  jit_compile=opts.export_jit_compile))

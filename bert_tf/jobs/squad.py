@@ -325,9 +325,8 @@ class SquadTask(FinetuneTask):
     predictions of --do_predict (google-research's flags). prepare() reads the tokenizer
     (self.tokenizer)."""
 
-    head = "squad"
+    kind = "squad"
     default_metric = DEFAULT_METRIC
-    teacher = None                     # prepare() reads --teacher_checkpoint's run, if given
 
     def prepare(self):
         opts = self.opts
@@ -338,9 +337,6 @@ class SquadTask(FinetuneTask):
                                              opts.do_lower_case, opts.max_seq_length,
                                              opts.version_2_with_negative)
         return {}
-
-    def run_record(self):
-        return {} if self.teacher is None else {"teacher": self.teacher.record()}
 
     def training_data(self):
         opts = self.opts
@@ -354,17 +350,17 @@ class SquadTask(FinetuneTask):
                             f"{num_examples} examples, {num_features} features")
 
     def _with_teacher(self, dataset_fn, path, num_features):
-        """`dataset_fn` with the teacher's start and end logits of each window (computed
-        here, once, or read back from an earlier run); the random seed is set again
-        afterwards, so that the student starts as it would without the teacher."""
-        import keras
-
+        """`dataset_fn` with the teacher's start and end logits of each window
+        (teacher_outputs, keyed by the training file's .meta.json)."""
+        from bert_tf.jobs.squad_distillation import teacher_span_logits, window_row
         from bert_tf.jobs.teachers import with_teacher_targets
-        from bert_tf.jobs.squad_distillation import cached_teacher_span_logits, window_row
         opts = self.opts
-        targets = cached_teacher_span_logits(self.teacher, path, num_features,
-                                             opts.max_seq_length, opts.predict_batch_size)
-        keras.utils.set_random_seed(opts.seed)
+        with fileio.open_binary(path + ".meta.json") as f:
+            record = json.loads(f.read().decode("utf-8"))
+        targets = self.teacher_outputs(
+            {"record": record, "shape": [num_features, opts.max_seq_length]},
+            lambda: teacher_span_logits(self.teacher, path, num_features, opts.max_seq_length,
+                                        opts.predict_batch_size))
         return with_teacher_targets(dataset_fn, targets, row=window_row)
 
     def loss(self, training):

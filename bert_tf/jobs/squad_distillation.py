@@ -6,36 +6,19 @@ The teacher scores the student's own training windows (train.tf_record) once, be
 the two models share a vocabulary and casing (bert_tf.jobs.teachers.read_span_teacher), so
 the teacher reads the same token ids at the same positions, whatever window length and stride
 it was trained with. Each window's logits are then looked up by its unique id as the student's
-batches are drawn. They are kept beside the training file in float16 (SQuAD 1.1's 88k windows
-of 384: 135 MB), so a resumed or repeated run reuses them while the teacher's checkpoint and
-the training file stay the same.
+batches are drawn. They are kept in float16 (SQuAD 1.1's 88k windows of 384: 135 MB), in the
+output_dir's teacher_targets.npz (FinetuneTask.teacher_outputs), so a resumed or repeated run
+reuses them while the teacher's checkpoint and the training file stay the same.
 """
 
-import json
 import logging
 import time
 
 import numpy as np
 
-from bert_tf import fileio
-
 logger = logging.getLogger("bert_tf")
 
-CACHE_SUFFIX = ".teacher_logits.npz"         # beside train.tf_record
 NAMES = ("teacher_start_logits", "teacher_end_logits")
-
-
-def cached_teacher_span_logits(teacher, record_path, num_features, seq_length, batch_size):
-    """teacher_span_logits, kept in record_path + CACHE_SUFFIX and reused while the teacher
-    (bert_tf.jobs.teachers.teacher_identity), the training file (its .meta.json) and the
-    shape stay the same."""
-    from bert_tf.jobs.teachers import cached_targets, teacher_identity
-    with fileio.open_binary(record_path + ".meta.json") as f:
-        record_meta = json.loads(f.read().decode("utf-8"))
-    key = {"teacher": teacher_identity(teacher), "record": record_meta,
-           "shape": [num_features, seq_length]}
-    return cached_targets(record_path + CACHE_SUFFIX, key, lambda: teacher_span_logits(
-        teacher, record_path, num_features, seq_length, batch_size))
 
 
 def teacher_span_logits(teacher, record_path, num_features, seq_length, batch_size):

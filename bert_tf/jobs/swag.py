@@ -127,7 +127,7 @@ class SwagTask(FinetuneTask):
     the tokenizer (self.tokenizer); the export serves --num_choices endings per row (the model
     scores each ending alone, so it serves any count), whichever files were read."""
 
-    head = "multiple_choice"
+    kind = "multiple_choice"
     default_metric = DEFAULT_METRIC
 
     def prepare(self):

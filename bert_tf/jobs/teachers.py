@@ -115,7 +115,7 @@ def _teacher_record(path, kind, runner):
     from bert_tf.names import RUN_OPTIONS
     record = read_run_options(path)
     if record is None or not record.serves(kind):
-        what = "none" if record is None else f"a {record.head} run's"
+        what = "none" if record is None else f"a {record.kind} run's"
         raise ValueError(f"--teacher_checkpoint {path}: not a {runner} run ({RUN_OPTIONS} "
                          f"beside it: {what}): give a fine-tuned {runner} output_dir or its "
                          f"best/")

@@ -1,6 +1,6 @@
 """SavedModel export for TensorFlow Serving: raw text in, answers out, for every task.
 
-`export(model, task, export_dir, vocab_file, do_lower_case, seq_length, head, settings)` writes
+`export(model, kind, export_dir, vocab_file, do_lower_case, seq_length, head, settings)` writes
 `<export_dir>/<version>/` (saved_model.pb, variables/, assets/vocab.txt,
 assets.extra/tf_serving_warmup_requests) with the signatures `serving_default` (raw strings),
 `serve_features` (int32 ids, core TensorFlow ops only) and `serve_examples` (serialized

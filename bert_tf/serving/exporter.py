@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("bert_tf")
 
-def check_compute_options(task: str, precision: str | None, jit_compile: bool,
+def check_compute_options(kind: str, precision: str | None, jit_compile: bool,
                           flags: tuple[str, str] = ("precision", "jit_compile")) -> None:
     """Raises ValueError (naming `flags`) for a precision export() lacks, XLA with int8, or XLA
     for fill_mask, whose [MASK] positions have data-dependent shapes XLA cannot compile."""
@@ -45,7 +45,7 @@ def check_compute_options(task: str, precision: str | None, jit_compile: bool,
     if jit_compile and PRECISIONS[precision].int8:
         raise ValueError(f"{flags[1]} does not combine with {flags[0]} {precision}: XLA has no "
                          "kernel for oneDNN's int8 matmul")
-    if jit_compile and task == "fill_mask":
+    if jit_compile and kind == "fill_mask":
         raise ValueError(f"{flags[1]} is not supported for task fill_mask: its [MASK] "
                          "positions have data-dependent shapes, which XLA cannot compile")
 
@@ -101,18 +101,18 @@ def _staging(export_dir, version):
         raise
 
 
-def export(model: "keras.Model", task: str, export_dir: str | os.PathLike,
+def export(model: "keras.Model", kind: str, export_dir: str | os.PathLike,
            vocab_file: str | os.PathLike, do_lower_case: bool, seq_length: int,
            head: HeadOptions | None = None, settings: ExportSettings | None = None) -> str:
     """Exports `model` for TensorFlow Serving; returns the path of the new version folder.
 
     Args:
-      model: BertClassifier (task "classifier", or "regression" when num_classes == 1),
+      model: BertClassifier (kind "classifier", or "regression" when num_classes == 1),
         BertSpanLabeler ("squad"), BertTokenClassifier ("tagger"), BertMultipleChoice
         ("multiple_choice"), BertPretrainer with its masked-LM head ("fill_mask"), or
         BertEncoder / any task model ("encoder": its encoder). Mixed-precision models export
         float32 outputs.
-      task: "classifier", "regression", "squad", "tagger", "encoder", "multiple_choice",
+      kind: "classifier", "regression", "squad", "tagger", "encoder", "multiple_choice",
         "fill_mask" or "multi_label" (a BertClassifier trained with run_classifier
         --multi_label: per-label sigmoid probabilities, see serving/multi_label.py).
       export_dir: folder or URL (gs://...) holding numeric versions (TF Serving's
@@ -135,7 +135,7 @@ def export(model: "keras.Model", task: str, export_dir: str | os.PathLike,
     config = getattr(model, "config", None)
     if config is None:
         raise ValueError(f"cannot export {type(model).__name__}: not a bert_tf model")
-    check_compute_options(task, precision, jit_compile)
+    check_compute_options(kind, precision, jit_compile)
     if not 2 <= seq_length <= config.max_position_embeddings:
         raise ValueError(f"seq_length={seq_length} must be in [2, max_position_embeddings = "
                          f"{config.max_position_embeddings}]")
@@ -162,7 +162,7 @@ def export(model: "keras.Model", task: str, export_dir: str | os.PathLike,
     else:
         model = with_dtype_policy(model, compute.dtype_policy or model.dtype_policy,
                                   skip_padding)
-    head = make_head(task, model, vocab.id_to_token, do_lower_case, seq_length, head_options)
+    head = make_head(kind, model, vocab.id_to_token, do_lower_case, seq_length, head_options)
     # Under XLA each batch is padded to a few bucket lengths (each new shape compiles once);
     # without it, to its longest row, and the encoder skips what padding is left.
     buckets = (sorted(set(length_buckets(seq_length))
@@ -173,7 +173,7 @@ def export(model: "keras.Model", task: str, export_dir: str | os.PathLike,
         module.int8_check = Int8WeightCheck()      # loading fails where 8 bits saturate
     signatures = module.signatures(text=settings.text_signatures)
     policy = head.model.dtype_policy.name
-    logger.info("exporting %s model (seq_length %d, %s, %s, signatures %s) to %s/%d", task,
+    logger.info("exporting %s model (seq_length %d, %s, %s, signatures %s) to %s/%d", kind,
                 seq_length, policy, "XLA" if jit_compile else "no XLA",
                 ", ".join(sorted(signatures)), export_dir, version)
     with _staging(export_dir, version) as staging:
