@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Export a fine-tuned checkpoint as a SavedModel for TensorFlow Serving.
+"""Export a fine-tuned checkpoint as a SavedModel for TensorFlow Serving (or, with --format, as a
+LiteRT or ONNX file: token ids in, for ai-edge-litert, MediaPipe Tasks and onnxruntime).
 
 Writes <export_dir>/<next version>/ (saved_model.pb, variables/, assets/vocab.txt,
 assets.extra/tf_serving_warmup_requests) with the signatures serving_default (raw text),
@@ -15,6 +16,8 @@ regression, SQuAD, tagger (NER), multiple-choice (SWAG), fill-mask or bare encod
       --num_choices=4 --export_dir=serving/swag
   python export_savedmodel.py --init_checkpoint=pretrain_output --task=fill_mask --top_k=5 \
       --export_dir=serving/fill_mask
+  python export_savedmodel.py --init_checkpoint=mrpc_output/best --task_name=MRPC \
+      --format=litert --precision=int8 --export_dir=litert/mrpc    # 1/model.tflite
 """
 
 from absl import flags

@@ -388,6 +388,15 @@ def test_a_url_export_dir_is_accepted_without_touching_local_folders(tmp_path):
     assert not os.path.exists("gs:") and os.listdir(tmp_path) == []
 
 
+def test_a_portable_export_format_checks_its_precision_before_training(tmp_path):
+    _tiny_options(tmp_path, do_train=True, export_dir="out", export_format="onnx",
+                  export_precision="int8").validate()
+    with pytest.raises(ValueError, match="--export_precision of a litert export must be one of "
+                                         "fp32, fp16, int8, got 'bf16'"):
+        _tiny_options(tmp_path, do_train=True, export_dir="out", export_format="litert",
+                      export_precision="bf16").validate()
+
+
 def test_best_keeping_needs_periodic_evaluation(tmp_path):
     with pytest.raises(ValueError, match="need --eval_every_steps"):
         _tiny_options(tmp_path, do_train=True, early_stopping_patience=3).validate()

@@ -97,10 +97,12 @@ def loaded(kind):
     return loaded_path(exported(kind)[1])
 
 
-def run_export_script(checkpoint, export_dir, *flags, in_process=False):
+def run_export_script(checkpoint, export_dir, *flags, in_process=False,
+                      info_file=os.path.join("assets.extra", "export_info.json")):
     """export_savedmodel.py on `checkpoint` in a subprocess, or with in_process run as
     __main__ in this process (scripts_in_process.run_script: its own absl flags, no new
-    interpreter to start); returns (the new version's path, its export_info.json)."""
+    interpreter to start); returns (the new version's path, its export_info.json: `info_file`
+    in the version, a LiteRT or ONNX version has it at the top)."""
     argv = [f"--init_checkpoint={checkpoint}", f"--export_dir={export_dir}", "--nowarmup",
             *flags]
     if in_process:
@@ -112,7 +114,7 @@ def run_export_script(checkpoint, export_dir, *flags, in_process=False):
                              env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
     assert out.returncode == 0, out.stderr[-3000:]
     path = os.path.join(export_dir, "1")
-    with open(os.path.join(path, "assets.extra", "export_info.json")) as f:
+    with open(os.path.join(path, info_file)) as f:
         return path, json.load(f)
 
 

@@ -73,8 +73,10 @@ class ExportOptions:
         False, "fill_mask: also rank [PAD], [CLS], [SEP], [MASK], [UNK] and [unusedN].")
     version: int = option(None, "Version number (default: the next free one).")
     warmup: bool = option(True, "Write assets.extra/tf_serving_warmup_requests.")
+    format: str = option("saved_model", EXPORT_HELP["format"],
+                         choices=("saved_model", "litert", "onnx"))
     precision: str = option(None, EXPORT_HELP["precision"],
-                            choices=("fp32", "bf16", "int8", "int8_bf16"))
+                            choices=("fp32", "bf16", "int8", "int8_bf16", "fp16"))
     jit_compile: bool = option(False, EXPORT_HELP["jit_compile"])
     text_signatures: bool = option(
         True, "Include serving_default (raw text; needs two TensorFlow Text ops, present in "
@@ -104,9 +106,9 @@ class ExportOptions:
             raise ValueError(f"--num_choices must be >= 2, got {opts.num_choices}")
         if opts.task == "fill_mask" and (opts.top_k or 0) < 1:
             raise ValueError(f"--top_k must be >= 1, got {opts.top_k}")
-        from bert_tf.serving.exporter import check_compute_options
-        check_compute_options(opts.task, opts.precision, opts.jit_compile,
-                              ("--precision", "--jit_compile"))
+        from bert_tf.serving.exporter import check_export_options
+        check_export_options(opts.format, opts.task, opts.precision, opts.jit_compile,
+                             ("--format", "--precision", "--jit_compile"))
         if opts.task == "squad":
             opts.doc_stride = 128 if opts.doc_stride is None else opts.doc_stride
             if opts.doc_stride < 1:
@@ -146,7 +148,7 @@ class ExportOptions:
                              f"model was only trained up to sequence length "
                              f"{opts.config.max_position_embeddings}")
         validate_case_matches_checkpoint(opts.do_lower_case, opts.init_checkpoint)
-        if opts.warmup:
+        if opts.warmup and opts.format == "saved_model":
             from bert_tf.serving.warmup import require_serving_api
             require_serving_api("--warmup")
         return opts
@@ -282,6 +284,7 @@ def run(opts):
     model = load_model(opts)
     return export(model, opts.task, opts.export_dir, opts.vocab_file, opts.do_lower_case,
                   opts.max_seq_length, head_options(opts),
-                  ExportSettings(precision=opts.precision, jit_compile=opts.jit_compile,
+                  ExportSettings(format=opts.format, precision=opts.precision,
+                                 jit_compile=opts.jit_compile,
                                  version=opts.version, warmup=opts.warmup,
                                  text_signatures=opts.text_signatures))

@@ -23,6 +23,11 @@ EXPORT_HELP = {
                  "AVX-512 VNNI; tensorflow_model_server >= 2.17, see docs/serving.md), or "
                  "int8_bf16: int8 with attention's score and value matmuls in bfloat16 (where "
                  "bf16 is native too); default: as trained.",
+    "format": "saved_model: a SavedModel for TensorFlow Serving (raw text in); litert: a .tflite "
+              "file (ai-edge-litert, MediaPipe Tasks), onnx: an .onnx file (onnxruntime), both "
+              "token ids in (input_ids, input_mask, segment_ids), for classifier, regression, "
+              "multi_label, embedding and squad; precision fp32, fp16 (litert) or int8 "
+              "(int8 weights, activations quantized at run time); see docs/serving.md.",
     "jit_compile": "XLA-compile the model function (requests are padded to a few bucket "
                    "shapes; the warm-up requests compile batch 1 at each length while the "
                    "server loads); tensorflow_model_server needs "
@@ -93,8 +98,10 @@ class ModelOptions:
         None, "After the run, export the model for TensorFlow Serving as the next numbered "
         "version in this folder (raw-text, int32-feature and tf.Example signatures, as "
         "export_savedmodel.py writes them).")
+    export_format: str = option("saved_model", "--export_dir: " + EXPORT_HELP["format"],
+                                choices=("saved_model", "litert", "onnx"))
     export_precision: str = option(None, "--export_dir: " + EXPORT_HELP["precision"],
-                                   choices=("fp32", "bf16", "int8", "int8_bf16"))
+                                   choices=("fp32", "bf16", "int8", "int8_bf16", "fp16"))
     export_jit_compile: bool = option(False, "--export_dir: " + EXPORT_HELP["jit_compile"])
 
     serving_kind = None
@@ -121,11 +128,13 @@ class ModelOptions:
             raise ValueError(f"--export_dir: no {self.serving_kind!r} serving head in this "
                              f"version of bert_tf.serving (it has {', '.join(kinds.SERVED)})")
         check_vocab_file(self.vocab_file)
-        from bert_tf.serving.exporter import check_compute_options
-        check_compute_options(self.serving_kind, self.export_precision, self.export_jit_compile,
-                              ("--export_precision", "--export_jit_compile"))
-        from bert_tf.serving.warmup import require_serving_api
-        require_serving_api("--export_dir")     # before training, not after it
+        from bert_tf.serving.exporter import check_export_options
+        check_export_options(self.export_format, self.serving_kind, self.export_precision,
+                             self.export_jit_compile,
+                             ("--export_format", "--export_precision", "--export_jit_compile"))
+        if self.export_format == "saved_model":
+            from bert_tf.serving.warmup import require_serving_api
+            require_serving_api("--export_dir")     # before training, not after it
 
 
 @dataclasses.dataclass(kw_only=True)

@@ -68,7 +68,7 @@ def export_model(opts, model, kind=None, seq_length=None, **head):
     from bert_tf.serving.options import ExportSettings, HeadOptions
     return export(model, kind or opts.serving_kind, opts.export_dir, opts.vocab_file,
                   opts.do_lower_case, seq_length or opts.max_seq_length, HeadOptions(**head),
-                  ExportSettings(precision=opts.export_precision,
+                  ExportSettings(format=opts.export_format, precision=opts.export_precision,
                                  jit_compile=opts.export_jit_compile))
 
 

@@ -1,4 +1,5 @@
-"""export(): a task model -> `<export_dir>/<version>/` as TensorFlow Serving loads it.
+"""export(): a task model -> `<export_dir>/<version>/` as TensorFlow Serving loads it, or as a
+LiteRT or ONNX file (ExportSettings.format; bert_tf.serving.portable).
 
 The version is written to a hidden staging folder inside export_dir (TF Serving only looks at
 numeric names) and renamed into place when complete, so a server polling export_dir never
@@ -50,6 +51,20 @@ def check_compute_options(kind: str, precision: str | None, jit_compile: bool,
                          "positions have data-dependent shapes, which XLA cannot compile")
 
 
+def check_export_options(fmt: str, kind: str, precision: str | None, jit_compile: bool,
+                         flags: tuple[str, str, str] = ("format", "precision", "jit_compile")
+                         ) -> None:
+    """check_compute_options for a SavedModel, portable.check_portable_options for the LiteRT
+    and ONNX formats; ValueError (naming `flags`) for another format."""
+    if fmt == "saved_model":
+        return check_compute_options(kind, precision, jit_compile, flags[1:])
+    from bert_tf.serving import portable
+    if fmt not in portable.FILES:
+        raise ValueError(f"{flags[0]} must be saved_model, {', '.join(portable.FILES)}, got "
+                         f"{fmt!r}")
+    portable.check_portable_options(fmt, kind, precision, jit_compile, flags)
+
+
 def existing_versions(export_dir: str | os.PathLike) -> list[int]:
     """Numeric version folders already in export_dir (local or URL), ascending."""
     export_dir = str(export_dir)
@@ -67,7 +82,7 @@ def next_version(export_dir: str | os.PathLike) -> int:
 
 
 @contextlib.contextmanager
-def _staging(export_dir, version):
+def _staging(export_dir, version, last="saved_model.pb"):
     """Yields a local folder to write the version in; it becomes export_dir/<version> on
     success and is removed on failure.
 
@@ -83,7 +98,7 @@ def _staging(export_dir, version):
         local = tempfile.mkdtemp(prefix=f"bert_tf-export-{version}-")
         try:
             yield local
-            fileio.publish_dir(local, f"{export_dir}/{version}", last=("saved_model.pb",))
+            fileio.publish_dir(local, f"{export_dir}/{version}", last=(last,))
         finally:
             shutil.rmtree(local, ignore_errors=True)
         return
@@ -104,7 +119,8 @@ def _staging(export_dir, version):
 def export(model: "keras.Model", kind: str, export_dir: str | os.PathLike,
            vocab_file: str | os.PathLike, do_lower_case: bool, seq_length: int,
            head: HeadOptions | None = None, settings: ExportSettings | None = None) -> str:
-    """Exports `model` for TensorFlow Serving; returns the path of the new version folder.
+    """Exports `model` for TensorFlow Serving (or LiteRT or ONNX: settings.format); returns the
+    path of the new version folder.
 
     Args:
       model: BertClassifier (kind "classifier", or "regression" when num_classes == 1),
@@ -124,7 +140,7 @@ def export(model: "keras.Model", kind: str, export_dir: str | os.PathLike,
         of this length, as run_squad does).
       head: what the task's serving head needs (labels, text pairs, SQuAD limits, windows...;
         bert_tf.serving.options.HeadOptions).
-      settings: precision, XLA, version, warm-up requests, raw-text signatures
+      settings: format, precision, XLA, version, warm-up requests, raw-text signatures
         (bert_tf.serving.options.ExportSettings).
     """
     head_options = head or HeadOptions()
@@ -135,7 +151,7 @@ def export(model: "keras.Model", kind: str, export_dir: str | os.PathLike,
     config = getattr(model, "config", None)
     if config is None:
         raise ValueError(f"cannot export {type(model).__name__}: not a bert_tf model")
-    check_compute_options(kind, precision, jit_compile)
+    check_export_options(settings.format, kind, precision, jit_compile)
     if not 2 <= seq_length <= config.max_position_embeddings:
         raise ValueError(f"seq_length={seq_length} must be in [2, max_position_embeddings = "
                          f"{config.max_position_embeddings}]")
@@ -153,6 +169,14 @@ def export(model: "keras.Model", kind: str, export_dir: str | os.PathLike,
                               "overwritten (leave version=None for the next free number)")
 
     started = time.time()
+    if settings.format != "saved_model":
+        from bert_tf.serving import portable
+        with _staging(export_dir, version, portable.FILES[settings.format]) as staging:
+            portable.write_portable(model, kind, staging, vocab_file, vocab, do_lower_case,
+                                    seq_length, head_options, settings)
+        path = os.path.join(export_dir, str(version))
+        logger.info("exported %s in %.1fs", path, time.time() - started)
+        return path
     # The copy leaves the caller's model as it was.
     skip_padding = not jit_compile
     compute = PRECISIONS[precision]

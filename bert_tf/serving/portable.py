@@ -1,0 +1,130 @@
+"""LiteRT (.tflite) and ONNX exports: export()'s serve_features computation written by Keras 3's
+Model.export for the runtimes built for single requests and small devices (ai-edge-litert and
+MediaPipe Tasks, onnxruntime).
+
+Token ids in: int32 input_ids, input_mask and segment_ids [batch, seq_length] (any batch, the
+sequence length fixed and recorded). Out: the SavedModel's serve_features outputs by the same
+names, less the string ones (`label`, `labels`), which these runtimes lack: the labels are in
+export_info.json. The tokenizer stays with the caller (bert_tf's FullTokenizer on the version's
+vocab.txt, or any WordPiece tokenizer with the same vocabulary and casing).
+
+A version folder holds model.tflite or model.onnx, vocab.txt and export_info.json (kind, casing,
+sequence length, labels, inputs, outputs, format and precision).
+"""
+
+import json
+import logging
+import os
+import shutil
+import tempfile
+
+import tensorflow as tf
+
+from bert_tf import fileio, names
+from bert_tf.model.precision import with_dtype_policy
+from bert_tf.serving.heads import make_head
+from bert_tf.serving.options import FORMAT_PRECISIONS
+
+logger = logging.getLogger("bert_tf")
+
+FILES = {"litert": "model.tflite", "onnx": "model.onnx"}
+KINDS = ("classifier", "regression", "multi_label", "embedding", "squad")
+INPUTS = ("input_ids", "input_mask", "segment_ids")
+_PACKAGES = {"litert": "", "onnx": "tf2onnx==1.17.0 onnx==1.23.2 onnxruntime==1.32.0"}
+
+
+def check_portable_options(fmt, kind, precision, jit_compile,
+                           flags=("format", "precision", "jit_compile")):
+    """Raises ValueError (naming `flags`) for a kind, precision or XLA that the `fmt` export
+    lacks."""
+    if kind not in KINDS:
+        raise ValueError(f"{flags[0]}={fmt} exports {', '.join(KINDS)}, not {kind}")
+    allowed = FORMAT_PRECISIONS[fmt]
+    if precision is not None and precision not in allowed:
+        raise ValueError(f"{flags[1]} of a {fmt} export must be one of {', '.join(allowed)}, "
+                         f"got {precision!r}")
+    if jit_compile:
+        raise ValueError(f"{flags[2]} applies to SavedModels, not to {flags[0]}={fmt}")
+
+
+def feature_model(head):
+    """A serving head's serve_features as a Keras model (what Model.export takes): the task
+    model's predictions through the head's outputs, without the string outputs."""
+    import keras
+
+    class FeatureModel(keras.Model):
+        def __init__(self):
+            super().__init__(name=f"{head.kind}_features")
+            self.task_model = head.model       # tracked: its weights become the export's
+            self._heads = [head]               # in a list: Keras leaves the tf.Module alone
+
+        def call(self, features):
+            outputs = self._heads[0].outputs(self._heads[0].predict(features), features)
+            return {k: v for k, v in outputs.items() if v.dtype != tf.string}
+
+    return FeatureModel()
+
+
+def write_portable(model, kind, folder, vocab_file, vocab, do_lower_case, seq_length,
+                   head_options, settings):
+    """Writes the `settings.format` export of `model` (checked by export()) into local
+    `folder`: the model file, vocab.txt and export_info.json; returns the info."""
+    fmt, precision = settings.format, settings.precision or "fp32"
+    model = with_dtype_policy(model, "float32", skip_padding=False)   # fixed shapes throughout
+    head = make_head(kind, model, vocab.id_to_token, do_lower_case, seq_length, head_options)
+    features = feature_model(head)
+    probe = {"input_ids": tf.zeros([1, seq_length], tf.int32),
+             "input_mask": tf.ones([1, seq_length], tf.int32),
+             "segment_ids": tf.zeros([1, seq_length], tf.int32)}
+    outputs = sorted(features(probe))            # also builds the wrapper
+    signature = [{n: tf.TensorSpec([None, seq_length], tf.int32, name=n) for n in INPUTS}]
+    path = os.path.join(folder, FILES[fmt])
+    if fmt == "litert":
+        _write_litert(features, path, signature, precision)
+    else:
+        _write_onnx(features, path, signature, precision)
+    shutil.copyfile(vocab_file, os.path.join(folder, names.VOCAB_ASSET))
+    info = dict(head.info(), format=fmt, precision=precision, do_lower_case=bool(do_lower_case),
+                inputs={n: ["batch", seq_length] for n in INPUTS}, outputs=outputs,
+                file=FILES[fmt], vocab_file=names.VOCAB_ASSET, tensorflow=tf.__version__)
+    info.pop("text_inputs", None)                # raw text is the caller's to tokenize
+    fileio.atomic_write_text(os.path.join(folder, names.EXPORT_INFO),
+                             json.dumps(info, indent=2) + "\n")
+    logger.info("%s %s export: %s (%.1f MB)", fmt, precision, path,
+                os.path.getsize(path) / 1e6)
+    return info
+
+
+def _write_litert(features, path, signature, precision):
+    # Builtin ops only: an op outside them would otherwise pass as a TF-fallback op that
+    # ai-edge-litert and MediaPipe cannot run. int8: int8 weights, activations quantized at
+    # run time per token (dynamic range); fp16: float16 weights.
+    options = {"target_spec": {"supported_ops": [tf.lite.OpsSet.TFLITE_BUILTINS]}}
+    if precision in ("fp16", "int8"):
+        options["optimizations"] = [tf.lite.Optimize.DEFAULT]
+    if precision == "fp16":
+        options["target_spec"]["supported_types"] = [tf.float16]
+    features.export(path, format="litert", input_signature=signature, verbose=False, **options)
+
+
+def _write_onnx(features, path, signature, precision):
+    _require("onnx", ("tf2onnx", "onnx") + (("onnxruntime",) if precision == "int8" else ()))
+    from bert_tf.serving import onnx_ops
+    onnx_ops.register()
+    with tempfile.TemporaryDirectory(prefix="bert_tf-onnx-") as work:
+        fp32 = os.path.join(work, "fp32.onnx")
+        features.export(fp32, format="onnx", input_signature=signature, verbose=False)
+        if precision == "int8":
+            # int8 weights per output column, activations quantized at run time per tensor.
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+            quantize_dynamic(fp32, path, weight_type=QuantType.QInt8, per_channel=True)
+        else:
+            shutil.copyfile(fp32, path)
+
+
+def _require(fmt, modules):
+    import importlib.util
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ImportError(f"a {fmt} export needs {', '.join(missing)}: "
+                          f"pip install {_PACKAGES[fmt]}")

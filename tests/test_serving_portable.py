@@ -1,0 +1,154 @@
+"""LiteRT and ONNX exports (bert_tf.serving.portable): token ids in, the SavedModel's numeric
+serve_features outputs out, run in ai-edge-litert and onnxruntime against the Keras model on
+real MRPC pairs."""
+
+import functools
+import json
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import test_serving_support as support
+from helpers import export_savedmodel
+
+
+# multi_label: a classifier model served with per-label sigmoids.
+ARGS = dict(support.EXPORT_ARGS, multi_label=dict(support.EXPORT_ARGS["classifier"],
+                                                  labels=["a", "b"]))
+MODEL = {"multi_label": "classifier"}
+
+
+@functools.lru_cache(maxsize=None)
+def _export(kind, fmt, precision=None):
+    """(version path, export_info) of the tiny random `kind` model exported once per process."""
+    folder = support.scratch_dir(f"{kind}_{fmt}")
+    path = export_savedmodel(support.build_model(MODEL.get(kind, kind)), kind, folder,
+                             support.vocab_file(), True, format=fmt, precision=precision,
+                             **ARGS[kind])
+    with open(os.path.join(path, "export_info.json")) as f:
+        return path, json.load(f)
+
+
+def _run_litert(path, features):
+    from ai_edge_litert.interpreter import Interpreter
+    runner = Interpreter(model_path=os.path.join(path, "model.tflite")).get_signature_runner(
+        "serving_default")
+    return runner(**features)
+
+
+def _run_onnx(path, features):
+    import onnxruntime
+    session = onnxruntime.InferenceSession(os.path.join(path, "model.onnx"),
+                                           providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    return dict(zip(names, session.run(None, features)))
+
+
+RUN = {"litert": _run_litert, "onnx": _run_onnx}
+
+
+def _features(kind, count=8):
+    if kind == "squad":
+        questions = support.squad_questions(count)
+        return support.classifier_features([q for _, q, _ in questions],
+                                           [c for _, _, c in questions],
+                                           seq_length=support.SQUAD_SEQ)
+    return support.classifier_features(*support.mrpc_pairs(count))
+
+
+def _keras(kind, features):
+    from bert_tf.serving.heads import make_head
+    from bert_tf.serving.options import HeadOptions
+    from bert_tf.tokenization import vocab
+    args = dict(ARGS[kind])
+    seq_length = args.pop("seq_length")
+    head = make_head(kind, support.build_model(MODEL.get(kind, kind)), vocab.Vocabulary.from_file(
+        support.vocab_file()).id_to_token, True, seq_length, HeadOptions(**args))
+    out = head.outputs(head.predict({k: tf.constant(v) for k, v in features.items()}), features)
+    return {k: np.asarray(v) for k, v in out.items() if v.dtype != tf.string}
+
+
+@pytest.mark.slow            # each exports (LiteRT conversion, tf2onnx): 2-5 s
+@pytest.mark.parametrize("kind, fmt", [("classifier", "litert"), ("classifier", "onnx"),
+                                       ("regression", "litert"), ("embedding", "onnx"),
+                                       ("squad", "litert"), ("multi_label", "onnx")])
+def test_fp32_exports_give_the_keras_models_outputs_by_the_savedmodels_names(kind, fmt):
+    features = _features(kind)
+    path, info = _export(kind, fmt)
+    expected = _keras(kind, features)
+    got = RUN[fmt](path, features)
+    assert set(got) == set(expected) == set(info["outputs"])
+    for name, value in expected.items():
+        if value.dtype.kind == "f":
+            np.testing.assert_allclose(got[name], value, atol=1e-4, err_msg=name)
+        else:
+            np.testing.assert_array_equal(got[name], value, err_msg=name)
+    assert info["format"] == fmt and info["precision"] == "fp32" and info["task"] == kind
+    assert sorted(os.listdir(path)) == sorted(["export_info.json", "vocab.txt",
+                                               f"model.{'tflite' if fmt == 'litert' else 'onnx'}"])
+
+
+@pytest.mark.slow            # each exports (LiteRT conversion, tf2onnx): 2-5 s
+def test_classifier_outputs_name_string_labels_in_export_info_only():
+    _, info = _export("classifier", "litert")
+    assert info["outputs"] == ["label_id", "logits", "probabilities"]
+    assert info["labels"] == support.MRPC_LABELS and info["do_lower_case"] is True
+    assert info["inputs"] == {n: ["batch", support.SEQ]
+                              for n in ("input_ids", "input_mask", "segment_ids")}
+
+
+@pytest.mark.slow            # each exports (LiteRT conversion, tf2onnx): 2-5 s
+@pytest.mark.parametrize("fmt, precision", [("litert", "int8"), ("litert", "fp16"),
+                                            ("onnx", "int8")])
+def test_smaller_precisions_stay_close_to_fp32_and_shrink_the_file(fmt, precision):
+    features = _features("classifier")
+    fp32_path, _ = _export("classifier", fmt)
+    path, info = _export("classifier", fmt, precision)
+    assert info["precision"] == precision
+    name = f"model.{'tflite' if fmt == 'litert' else 'onnx'}"
+    assert os.path.getsize(os.path.join(path, name)) < 0.6 * os.path.getsize(
+        os.path.join(fp32_path, name))
+    got, reference = RUN[fmt](path, features), RUN[fmt](fp32_path, features)
+    # Measured on these 8 MRPC pairs (logits within +-0.35): int8 0.016 from fp32 in LiteRT and
+    # in onnxruntime, fp16 0.0008; a wrong scale would move them by about their own size.
+    spread = np.abs(reference["logits"]).max()
+    np.testing.assert_allclose(got["logits"], reference["logits"], atol=0.15 * spread)
+
+
+@pytest.mark.parametrize("kind, fmt, precision, jit_compile, message", [
+    ("fill_mask", "litert", None, False, "exports classifier, regression"),
+    ("classifier", "litert", "bf16", False, "must be one of fp32, fp16, int8, got 'bf16'"),
+    ("classifier", "onnx", "fp16", False, "must be one of fp32, int8, got 'fp16'"),
+    ("classifier", "onnx", None, True, "jit_compile applies to SavedModels"),
+])
+def test_what_a_portable_format_lacks_is_refused_by_name(kind, fmt, precision, jit_compile,
+                                                         message, tmp_path):
+    from bert_tf.serving.portable import check_portable_options
+    with pytest.raises(ValueError, match=message):
+        check_portable_options(fmt, kind, precision, jit_compile)
+
+
+def test_an_unknown_format_is_refused(tiny_classifier, tmp_path):
+    with pytest.raises(ValueError, match="format must be saved_model, litert, onnx, got 'tf'"):
+        export_savedmodel(tiny_classifier, "classifier", str(tmp_path), support.vocab_file(),
+                          True, support.SEQ, labels=support.MRPC_LABELS, format="tf")
+
+
+@pytest.mark.slow            # each exports (LiteRT conversion, tf2onnx): 2-5 s
+def test_export_savedmodel_writes_an_onnx_version_with_format(tmp_path):
+    """--format=onnx --precision=int8 from a checkpoint: version 1 holds model.onnx, whose
+    label ids equal the Keras model's on real MRPC pairs."""
+    from bert_tf.checkpoints import save_weights
+    model = support.build_model("classifier")
+    checkpoint = save_weights(model, str(tmp_path / "ckpt"), "native",
+                              vocab_file=support.vocab_file())
+    path, _ = support.run_export_script(checkpoint, str(tmp_path / "export"),
+                                        "--task=classifier", "--labels=0,1", "--text_pair",
+                                        f"--max_seq_length={support.SEQ}", "--format=onnx",
+                                        "--precision=int8", in_process=True,
+                                        info_file="export_info.json")
+    features = _features("classifier")
+    got = _run_onnx(path, features)
+    np.testing.assert_array_equal(got["label_id"], _keras("classifier", features)["label_id"])
