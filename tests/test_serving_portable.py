@@ -50,12 +50,19 @@ RUN = {"litert": _run_litert, "onnx": _run_onnx}
 
 
 def _features(kind, count=8):
+    """Real inputs packed as serve_features takes them and cut to their longest row (as a
+    client pads a request), which is shorter than the export's seq_length: MRPC's first
+    sentences; SQuAD questions with the start of their contexts."""
     if kind == "squad":
         questions = support.squad_questions(count)
-        return support.classifier_features([q for _, q, _ in questions],
-                                           [c for _, _, c in questions],
-                                           seq_length=support.SQUAD_SEQ)
-    return support.classifier_features(*support.mrpc_pairs(count))
+        features = support.classifier_features([q for _, q, _ in questions],
+                                               [c[:200] for _, _, c in questions],
+                                               seq_length=support.SQUAD_SEQ)
+    else:
+        features = support.classifier_features(support.mrpc_pairs(count)[0])
+    length = int(features["input_mask"].sum(axis=1).max())
+    assert length < features["input_ids"].shape[1]
+    return {k: v[:, :length] for k, v in features.items()}
 
 
 def _keras(kind, features):
@@ -95,8 +102,9 @@ def test_classifier_outputs_name_string_labels_in_export_info_only():
     _, info = _export("classifier", "litert")
     assert info["outputs"] == ["label_id", "logits", "probabilities"]
     assert info["labels"] == support.MRPC_LABELS and info["do_lower_case"] is True
-    assert info["inputs"] == {n: ["batch", support.SEQ]
+    assert info["inputs"] == {n: ["batch", "length"]
                               for n in ("input_ids", "input_mask", "segment_ids")}
+    assert info["seq_length"] == support.SEQ
 
 
 @pytest.mark.slow            # each exports (LiteRT conversion, tf2onnx): 2-5 s

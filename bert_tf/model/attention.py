@@ -11,7 +11,9 @@ from bert_tf.model.recompute import attention_probs, recomputed_attention
 def attention_bias(input_mask, dtype):
     """[B, S] 0/1 mask -> additive bias [B, 1, 1, S]: 0 where attended, -10000 at padding."""
     mask = ops.cast(input_mask, dtype)
-    return (1.0 - mask[:, None, None, :]) * -10000.0
+    # expand_dims, not mask[:, None, None, :]: LiteRT lowers the strided slice that new axes
+    # make only when the sequence length is static (bert_tf.serving.portable: any length).
+    return (1.0 - ops.expand_dims(ops.expand_dims(mask, 1), 1)) * -10000.0
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")

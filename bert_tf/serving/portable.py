@@ -2,8 +2,8 @@
 Model.export for the runtimes built for single requests and small devices (ai-edge-litert and
 MediaPipe Tasks, onnxruntime).
 
-Token ids in: int32 input_ids, input_mask and segment_ids [batch, seq_length] (any batch, the
-sequence length fixed and recorded). Out: the SavedModel's serve_features outputs by the same
+Token ids in: int32 input_ids, input_mask and segment_ids [batch, length], any batch and any
+length up to the recorded seq_length (a request padded to its longest row costs what it holds). Out: the SavedModel's serve_features outputs by the same
 names, less the string ones (`label`, `labels`), which these runtimes lack: the labels are in
 export_info.json. The tokenizer stays with the caller (bert_tf's FullTokenizer on the version's
 vocab.txt, or any WordPiece tokenizer with the same vocabulary and casing).
@@ -77,7 +77,7 @@ def write_portable(model, kind, folder, vocab_file, vocab, do_lower_case, seq_le
              "input_mask": tf.ones([1, seq_length], tf.int32),
              "segment_ids": tf.zeros([1, seq_length], tf.int32)}
     outputs = sorted(features(probe))            # also builds the wrapper
-    signature = [{n: tf.TensorSpec([None, seq_length], tf.int32, name=n) for n in INPUTS}]
+    signature = [{n: tf.TensorSpec([None, None], tf.int32, name=n) for n in INPUTS}]
     path = os.path.join(folder, FILES[fmt])
     if fmt == "litert":
         _write_litert(features, path, signature, precision)
@@ -85,7 +85,7 @@ def write_portable(model, kind, folder, vocab_file, vocab, do_lower_case, seq_le
         _write_onnx(features, path, signature, precision)
     shutil.copyfile(vocab_file, os.path.join(folder, names.VOCAB_ASSET))
     info = dict(head.info(), format=fmt, precision=precision, do_lower_case=bool(do_lower_case),
-                inputs={n: ["batch", seq_length] for n in INPUTS}, outputs=outputs,
+                inputs={n: ["batch", "length"] for n in INPUTS}, outputs=outputs,
                 file=FILES[fmt], vocab_file=names.VOCAB_ASSET, tensorflow=tf.__version__)
     info.pop("text_inputs", None)                # raw text is the caller's to tokenize
     fileio.atomic_write_text(os.path.join(folder, names.EXPORT_INFO),

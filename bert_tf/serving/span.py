@@ -20,11 +20,12 @@ def best_span(start_logits, end_logits, candidates, max_answer_length, starts=No
     if max_answer_length < 1:
         raise ValueError(f"max_answer_length must be >= 1, got {max_answer_length}")
     seq = tf.shape(start_logits)[1]
-    scores = start_logits[:, :, None] + end_logits[:, None, :]                    # [B, S, S]
+    # tf.expand_dims rather than x[:, :, None]: LiteRT lowers it at any sequence length.
+    scores = tf.expand_dims(start_logits, 2) + tf.expand_dims(end_logits, 1)      # [B, S, S]
     # end - start in [0, max_answer_length - 1]: the upper band of a square of ones.
     band = tf.linalg.band_part(tf.ones([seq, seq], tf.int32), 0, max_answer_length - 1) > 0
     starts = candidates if starts is None else candidates & starts
-    valid = band[None] & starts[:, :, None] & candidates[:, None, :]
+    valid = tf.expand_dims(band, 0) & tf.expand_dims(starts, 2) & tf.expand_dims(candidates, 1)
     flat_scores = tf.reshape(tf.where(valid, scores, tf.float32.min), [tf.shape(scores)[0], -1])
     best = tf.argmax(flat_scores, axis=1, output_type=tf.int32)
     found = tf.reduce_any(tf.reshape(valid, [tf.shape(valid)[0], -1]), axis=1)
