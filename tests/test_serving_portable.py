@@ -160,3 +160,21 @@ def test_export_savedmodel_writes_an_onnx_version_with_format(tmp_path):
     features = _features("classifier")
     got = _run_onnx(path, features)
     np.testing.assert_array_equal(got["label_id"], _keras("classifier", features)["label_id"])
+
+
+@pytest.mark.slow            # each exports (LiteRT conversion, tf2onnx): 2-5 s
+@pytest.mark.parametrize("fmt", ["litert", "onnx"])
+def test_bert_tf_predict_gives_the_savedmodels_predictions_from_a_portable_export(
+        fmt, tiny_classifier, fp32_classifier_export, tmp_path):
+    """Raw MRPC pairs through `python -m bert_tf.predict --model=<version folder>`: the
+    export's head tokenizes as serving_default does, the runtime runs the model."""
+    from bert_tf.jobs.predict import PredictOptions, run
+    path = export_savedmodel(tiny_classifier, "classifier", str(tmp_path), support.vocab_file(),
+                             True, support.SEQ, labels=support.MRPC_LABELS, text_pair=True,
+                             format=fmt)
+    texts, pairs = support.mrpc_pairs(6)
+    portable = run(PredictOptions(model=path, text=texts, text_pair=pairs))
+    served = run(PredictOptions(model=fp32_classifier_export[0], text=texts, text_pair=pairs))
+    assert [p["label"] for p in portable] == [s["label"] for s in served]
+    for p, s in zip(portable, served):
+        assert p["probabilities"] == pytest.approx(s["probabilities"], abs=1e-5)

@@ -489,7 +489,7 @@ class ClassifierTask(FinetuneTask):
         if opts.multi_label:
             kind = "multi_label"
             multi_label = {"multi_label_threshold": threshold}
-        return dict(task=kind, labels=None if data.is_regression else data.labels,
+        return dict(kind=kind, labels=None if data.is_regression else data.labels,
                     text_pair=data.text_pair, window_stride=opts.doc_stride,
                     window_pooling=opts.window_pooling, max_windows=opts.max_windows,
                     **multi_label)

@@ -94,15 +94,20 @@ class PredictOptions:
 def load(opts, rows):
     """(Predictor, task) for opts.model; rows tell a checkpoint's classifier whether it
     reads pairs and its multiple-choice module how many choices a row has."""
+    from bert_tf.prediction.portable import load_portable, portable_version
     version = loading.saved_model_version(opts.model)
-    if version is not None:
+    portable = portable_version(opts.model) if version is None else None
+    if version is not None or portable is not None:
+        what = "SavedModel" if portable is None else "export"
+        version = version or portable
         given = opts.checkpoint.given()
         if given:
-            raise InputError(f"{', '.join(given)}: for checkpoints only; the SavedModel "
+            raise InputError(f"{', '.join(given)}: for checkpoints only; the {what} "
                              f"{version} fixed {'it' if len(given) == 1 else 'them'} at export")
-        predictor = loading.load_saved_model(version)
+        predictor = (loading.load_saved_model(version) if portable is None
+                     else load_portable(portable))
         if opts.task and opts.task != predictor.task:
-            raise InputError(f"--task={opts.task}, but the SavedModel {version} is a "
+            raise InputError(f"--task={opts.task}, but the {what} {version} is a "
                              f"{predictor.task} model")
         if opts.doc_stride is not None:
             _check_saved_model_stride(predictor, version)

@@ -9,7 +9,9 @@ export_info.json. The tokenizer stays with the caller (bert_tf's FullTokenizer o
 vocab.txt, or any WordPiece tokenizer with the same vocabulary and casing).
 
 A version folder holds model.tflite or model.onnx, vocab.txt and export_info.json (kind, casing,
-sequence length, labels, inputs, outputs, format and precision).
+sequence length, labels, inputs, outputs, format and precision; text_inputs and the head's
+settings as a SavedModel records them, so that `python -m bert_tf.predict --model=<folder>`
+tokenizes raw text for it as serving_default would).
 """
 
 import json
@@ -87,7 +89,6 @@ def write_portable(model, kind, folder, vocab_file, vocab, do_lower_case, seq_le
     info = dict(head.info(), format=fmt, precision=precision, do_lower_case=bool(do_lower_case),
                 inputs={n: ["batch", "length"] for n in INPUTS}, outputs=outputs,
                 file=FILES[fmt], vocab_file=names.VOCAB_ASSET, tensorflow=tf.__version__)
-    info.pop("text_inputs", None)                # raw text is the caller's to tokenize
     fileio.atomic_write_text(os.path.join(folder, names.EXPORT_INFO),
                              json.dumps(info, indent=2) + "\n")
     logger.info("%s %s export: %s (%.1f MB)", fmt, precision, path,

@@ -1,0 +1,107 @@
+"""bert_tf.predict on LiteRT and ONNX exports (bert_tf.serving.portable): the export's serving
+head, rebuilt from its export_info.json, tokenizes raw text in TensorFlow as the SavedModel's
+serving_default does, and its model is the exported file run by ai-edge-litert or onnxruntime.
+The rows therefore get the same JSON lines as from a SavedModel of the same model."""
+
+import json
+import os
+
+import numpy as np
+
+from bert_tf import fileio, names
+from bert_tf.names import EXPORT_INFO
+from bert_tf.prediction.inputs import InputError
+
+FILES = {"litert": "model.tflite", "onnx": "model.onnx"}
+_INSTALL = {"litert": "pip install ai-edge-litert==2.3.0",
+            "onnx": "pip install onnxruntime==1.32.0"}
+
+
+def portable_version(path):
+    """The LiteRT or ONNX version folder `path` names (itself, or its export_dir's highest
+    numeric version), or None."""
+    path = os.fspath(path)
+
+    def is_portable(folder):
+        return any(os.path.exists(os.path.join(folder, f)) for f in FILES.values()) and \
+            os.path.exists(os.path.join(folder, EXPORT_INFO))
+    if os.path.isfile(path) and path.endswith(tuple(FILES.values())):
+        path = os.path.dirname(path) or "."
+    if is_portable(path):
+        return path
+    if not os.path.isdir(path):
+        return None
+    for version in sorted((int(n) for n in os.listdir(path) if n.isdigit()), reverse=True):
+        candidate = os.path.join(path, str(version))
+        if is_portable(candidate):
+            return candidate
+    return None
+
+
+class RuntimeModel:
+    """Stands in for the task model inside the serving head: the exported file, run on the
+    head's int32 features by its runtime, returning the model's outputs (logits; start and end
+    logits; the embedding) as the Keras model would."""
+
+    variables = ()
+
+    def __init__(self, folder, info):
+        self.kind, fmt = info["task"], info["format"]
+        self.num_classes = len(info.get("labels") or ()) or 1
+        self.pooling_mode, self.normalize = info.get("pooling"), info.get("normalize")
+        path = os.path.join(folder, FILES[fmt])
+        try:
+            if fmt == "litert":
+                from ai_edge_litert.interpreter import Interpreter
+                runner = Interpreter(model_path=path).get_signature_runner("serving_default")
+                self._run = lambda features: runner(**features)
+            else:
+                import onnxruntime
+                session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+                outputs = [o.name for o in session.get_outputs()]
+                self._run = lambda features: dict(zip(outputs, session.run(None, features)))
+        except ImportError:
+            raise InputError(f"--model {folder} is a {fmt} export: {_INSTALL[fmt]}") from None
+
+    def __call__(self, features, training=False):
+        import tensorflow as tf
+        out = self._run({k: np.asarray(features[k], np.int32)
+                         for k in ("input_ids", "input_mask", "segment_ids")})
+        if self.kind == "squad":
+            found = {k: out[k] for k in ("start_logits", "end_logits")}
+        elif self.kind == "embedding":
+            found = {"embedding": out["embedding"]}
+        elif self.kind == "regression":
+            found = {"logits": out["score"][:, None]}
+        else:
+            found = {"logits": out["logits"]}
+        return {k: tf.constant(v) for k, v in found.items()}
+
+
+def load_portable(folder):
+    """Predictor of a LiteRT or ONNX version folder."""
+    from bert_tf import kinds
+    from bert_tf.prediction.loading import Predictor, check_predictable
+    from bert_tf.serving.options import HeadOptions
+    from bert_tf.tokenization import vocab
+    with fileio.open_binary(os.path.join(folder, EXPORT_INFO)) as f:
+        info = json.loads(f.read().decode("utf-8"))
+    check_predictable(info.get("task"), f"--model {folder}")
+    settings = {k: info[k] for k in ("labels", "max_query_length", "max_answer_length",
+                                     "doc_stride", "window_stride", "window_pooling",
+                                     "max_windows") if k in info}
+    if "threshold" in info:
+        settings["multi_label_threshold"] = info["threshold"]
+    vocab_file = os.path.join(folder, names.VOCAB_ASSET)
+    head = kinds.get(info["task"]).load("serving").build(
+        RuntimeModel(folder, info), vocab.Vocabulary.from_file(vocab_file).id_to_token,
+        info["do_lower_case"], info["seq_length"],
+        HeadOptions(text_pair="text_b" in info.get("text_inputs", ()), **settings))
+
+    def serving_default(**texts):
+        return head.serve_text(tuple(texts[name] for name in head.text_names))
+
+    predictor = Predictor(info, vocab_file, {names.SERVING_DEFAULT: serving_default},
+                          f"{info['format']} export {folder}")
+    predictor._head = head
+    return predictor
