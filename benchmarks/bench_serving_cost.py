@@ -274,12 +274,17 @@ def peer_tokenizer(hf_dir, seq_length):
     return encode
 
 
-def ort_predictor(path, hf_dir, seq_length, n_threads):
+def ort_session(path, n_threads):
+    """An onnxruntime CPU session on n_threads (one inter-op thread)."""
     import onnxruntime as ort
     options = ort.SessionOptions()
     options.intra_op_num_threads = n_threads
     options.inter_op_num_threads = 1
-    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+
+
+def ort_predictor(path, hf_dir, seq_length, n_threads):
+    session = ort_session(path, n_threads)
     inputs = [i.name for i in session.get_inputs()]
     encode = peer_tokenizer(hf_dir, seq_length)
 
@@ -310,12 +315,8 @@ def litert_predictor(path, hf_dir, seq_length, n_threads):
 
 
 def onnx_predictor(path, hf_dir, seq_length, n_threads):
-    """bert_tf's ONNX export in onnxruntime (ort_predictor's session options)."""
-    import onnxruntime as ort
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = n_threads
-    options.inter_op_num_threads = 1
-    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    """bert_tf's ONNX export in onnxruntime."""
+    session = ort_session(path, n_threads)
     encode = peer_tokenizer(hf_dir, seq_length)
 
     def predict(texts_a, texts_b):
