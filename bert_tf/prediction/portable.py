@@ -12,7 +12,7 @@ from bert_tf import fileio, names
 from bert_tf.names import EXPORT_INFO
 from bert_tf.prediction.inputs import InputError
 
-FILES = {"litert": "model.tflite", "onnx": "model.onnx"}
+FILES = names.PORTABLE_FILES
 _INSTALL = {"litert": "pip install ai-edge-litert==2.3.0",
             "onnx": "pip install onnxruntime==1.32.0"}
 
@@ -65,8 +65,7 @@ class RuntimeModel:
 
     def __call__(self, features, training=False):
         import tensorflow as tf
-        out = self._run({k: np.asarray(features[k], np.int32)
-                         for k in ("input_ids", "input_mask", "segment_ids")})
+        out = self._run({k: np.asarray(features[k], np.int32) for k in names.FEATURE_KEYS})
         if self.kind == "squad":
             found = {k: out[k] for k in ("start_logits", "end_logits")}
         elif self.kind == "embedding":

@@ -3,9 +3,9 @@ Model.export for the runtimes built for single requests and small devices (ai-ed
 MediaPipe Tasks, onnxruntime).
 
 Token ids in: int32 input_ids, input_mask and segment_ids [batch, length], any batch and any
-length up to the recorded seq_length (a request padded to its longest row costs what it holds). Out: the SavedModel's serve_features outputs by the same
-names, less the string ones (`label`, `labels`), which these runtimes lack: the labels are in
-export_info.json. The tokenizer stays with the caller (bert_tf's FullTokenizer on the version's
+length up to the recorded seq_length (a request padded to its longest row costs what it
+holds). Out: the SavedModel's serve_features outputs by the same names, less the string ones
+(`label`, `labels`), which these runtimes lack: the labels are in export_info.json. The tokenizer stays with the caller (bert_tf's FullTokenizer on the version's
 vocab.txt, or any WordPiece tokenizer with the same vocabulary and casing).
 
 A version folder holds model.tflite or model.onnx, vocab.txt and export_info.json (kind, casing,
@@ -29,9 +29,8 @@ from bert_tf.serving.options import FORMAT_PRECISIONS
 
 logger = logging.getLogger("bert_tf")
 
-FILES = {"litert": "model.tflite", "onnx": "model.onnx"}
+FILES = names.PORTABLE_FILES
 KINDS = ("classifier", "regression", "multi_label", "embedding", "squad")
-INPUTS = ("input_ids", "input_mask", "segment_ids")
 _PACKAGES = {"litert": "", "onnx": "tf2onnx==1.17.0 onnx==1.23.2 onnxruntime==1.32.0"}
 
 
@@ -79,7 +78,7 @@ def write_portable(model, kind, folder, vocab_file, vocab, do_lower_case, seq_le
              "input_mask": tf.ones([1, seq_length], tf.int32),
              "segment_ids": tf.zeros([1, seq_length], tf.int32)}
     outputs = sorted(features(probe))            # also builds the wrapper
-    signature = [{n: tf.TensorSpec([None, None], tf.int32, name=n) for n in INPUTS}]
+    signature = [{n: tf.TensorSpec([None, None], tf.int32, name=n) for n in names.FEATURE_KEYS}]
     path = os.path.join(folder, FILES[fmt])
     if fmt == "litert":
         _write_litert(features, path, signature, precision)
@@ -87,7 +86,7 @@ def write_portable(model, kind, folder, vocab_file, vocab, do_lower_case, seq_le
         _write_onnx(features, path, signature, precision)
     shutil.copyfile(vocab_file, os.path.join(folder, names.VOCAB_ASSET))
     info = dict(head.info(), format=fmt, precision=precision, do_lower_case=bool(do_lower_case),
-                inputs={n: ["batch", "length"] for n in INPUTS}, outputs=outputs,
+                inputs={n: ["batch", "length"] for n in names.FEATURE_KEYS}, outputs=outputs,
                 file=FILES[fmt], vocab_file=names.VOCAB_ASSET, tensorflow=tf.__version__)
     fileio.atomic_write_text(os.path.join(folder, names.EXPORT_INFO),
                              json.dumps(info, indent=2) + "\n")
