@@ -5,8 +5,9 @@ MediaPipe Tasks, onnxruntime).
 Token ids in: int32 input_ids, input_mask and segment_ids [batch, length], any batch and any
 length up to the recorded seq_length (a request padded to its longest row costs what it
 holds). Out: the SavedModel's serve_features outputs by the same names, less the string ones
-(`label`, `labels`), which these runtimes lack: the labels are in export_info.json. The tokenizer stays with the caller (bert_tf's FullTokenizer on the version's
-vocab.txt, or any WordPiece tokenizer with the same vocabulary and casing).
+(`label`, `labels`), which these runtimes lack: the labels are in export_info.json. The
+tokenizer stays with the caller (bert_tf's FullTokenizer on the version's vocab.txt, or any
+WordPiece tokenizer with the same vocabulary and casing).
 
 A version folder holds model.tflite or model.onnx, vocab.txt and export_info.json (kind, casing,
 sequence length, labels, inputs, outputs, format and precision; text_inputs and the head's
