@@ -139,7 +139,7 @@ def test_what_a_portable_format_lacks_is_refused_by_name(kind, fmt, precision, j
 
 
 def test_an_unknown_format_is_refused(tiny_classifier, tmp_path):
-    with pytest.raises(ValueError, match="format must be saved_model, litert, onnx, got 'tf'"):
+    with pytest.raises(ValueError, match="format must be saved_model, litert, mediapipe, onnx, got 'tf'"):
         export_savedmodel(tiny_classifier, "classifier", str(tmp_path), support.vocab_file(),
                           True, support.SEQ, labels=support.MRPC_LABELS, format="tf")
 
@@ -178,3 +178,96 @@ def test_bert_tf_predict_gives_the_savedmodels_predictions_from_a_portable_expor
     assert [p["label"] for p in portable] == [s["label"] for s in served]
     for p, s in zip(portable, served):
         assert p["probabilities"] == pytest.approx(s["probabilities"], abs=1e-5)
+
+
+# A MediaPipe Tasks client with no bert_tf in its process: texts on stdin, one JSON list out
+# (per text: the classifier's {label: score}, or the embedding).
+_MEDIAPIPE_CLIENT = """
+import json, sys
+from mediapipe.tasks.python import text
+from mediapipe.tasks.python.core.base_options import BaseOptions
+kind, path = sys.argv[1:]
+task = {"classifier": (text.TextClassifier, text.TextClassifierOptions),
+        "embedding": (text.TextEmbedder, text.TextEmbedderOptions)}[kind]
+model = task[0].create_from_options(task[1](base_options=BaseOptions(model_asset_path=path)))
+texts = json.load(sys.stdin)
+if kind == "classifier":
+    out = [{c.category_name: c.score for c in model.classify(t).classifications[0].categories}
+           for t in texts]
+else:
+    out = [[float(x) for x in model.embed(t).embeddings[0].embedding] for t in texts]
+model.close()
+assert not any(m.startswith("bert_tf") for m in sys.modules)
+print(json.dumps(out))
+"""
+
+
+def _mediapipe(kind, path, texts):
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-c", _MEDIAPIPE_CLIENT, kind,
+                           os.path.join(path, "model.tflite")], input=json.dumps(texts),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+@functools.lru_cache(maxsize=None)
+def _mediapipe_export(kind):
+    args = {k: v for k, v in ARGS[kind].items() if k != "text_pair"}    # one text per request
+    path = export_savedmodel(support.build_model(kind), kind, support.scratch_dir(
+        f"{kind}_mediapipe"), support.vocab_file(), True, format="mediapipe", **args)
+    return path
+
+
+@pytest.mark.slow            # exports (LiteRT conversion), then starts MediaPipe: 5-8 s
+def test_mediapipes_text_classifier_loads_a_mediapipe_export_as_it_is():
+    texts = support.mrpc_pairs(8)[0]
+    path = _mediapipe_export("classifier")
+    got = _mediapipe("classifier", path, texts)
+    expected = _keras("classifier", support.classifier_features(texts))["probabilities"]
+    labels = support.MRPC_LABELS
+    np.testing.assert_allclose([[scores[label] for label in labels] for scores in got],
+                               expected, atol=1e-5)
+
+
+@pytest.mark.slow            # exports (LiteRT conversion), then starts MediaPipe: 5-8 s
+def test_mediapipes_text_embedder_loads_an_embedding_export_as_it_is():
+    texts = support.mrpc_pairs(8)[0]
+    got = np.array(_mediapipe("embedding", _mediapipe_export("embedding"), texts))
+    expected = _keras("embedding", support.classifier_features(texts))["embedding"]
+    cosine = (got * expected).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(
+        expected, axis=1)
+    assert cosine.min() > 0.9999
+
+
+@pytest.mark.slow            # exports (LiteRT conversion): 3 s
+def test_bert_tf_predict_reads_a_mediapipe_classifier_export_too():
+    """The file outputs probabilities only; predict gives the Keras model's labels and
+    probabilities from it."""
+    from bert_tf.jobs.predict import PredictOptions, run
+    texts = support.mrpc_pairs(6)[0]
+    predictions = run(PredictOptions(model=_mediapipe_export("classifier"), text=texts))
+    expected = _keras("classifier", support.classifier_features(texts))["probabilities"]
+    for row, probabilities in zip(predictions, expected):
+        assert [row["probabilities"][label] for label in support.MRPC_LABELS] == \
+            pytest.approx(list(probabilities), abs=1e-5)
+        assert row["label"] == support.MRPC_LABELS[int(np.argmax(probabilities))]
+
+
+@pytest.mark.parametrize("kind, lower_case, text_pair, message", [
+    ("regression", True, False, "classifier or an embedding model, not regression"),
+    ("classifier", False, False, "needs an uncased model"),
+    ("classifier", True, True, "cannot feed text pairs"),
+])
+def test_what_mediapipe_cannot_tokenize_for_is_refused(kind, lower_case, text_pair, message):
+    from bert_tf.serving.mediapipe_metadata import check_mediapipe
+    with pytest.raises(ValueError, match=message):
+        check_mediapipe(kind, lower_case, text_pair)
+
+
+def test_a_mediapipe_export_of_another_kind_is_refused_before_exporting():
+    from bert_tf.serving.portable import check_portable_options
+    with pytest.raises(ValueError, match="format=mediapipe exports classifier, embedding, "
+                                         "not squad"):
+        check_portable_options("mediapipe", "squad", None, False)

@@ -74,7 +74,7 @@ class ExportOptions:
     version: int = option(None, "Version number (default: the next free one).")
     warmup: bool = option(True, "Write assets.extra/tf_serving_warmup_requests.")
     format: str = option("saved_model", EXPORT_HELP["format"],
-                         choices=("saved_model", "litert", "onnx"))
+                         choices=("saved_model", "litert", "mediapipe", "onnx"))
     precision: str = option(None, EXPORT_HELP["precision"],
                             choices=("fp32", "bf16", "int8", "int8_bf16", "fp16"))
     jit_compile: bool = option(False, EXPORT_HELP["jit_compile"])

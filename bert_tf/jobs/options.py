@@ -24,10 +24,13 @@ EXPORT_HELP = {
                  "int8_bf16: int8 with attention's score and value matmuls in bfloat16 (where "
                  "bf16 is native too); default: as trained.",
     "format": "saved_model: a SavedModel for TensorFlow Serving (raw text in); litert: a .tflite "
-              "file (ai-edge-litert, MediaPipe Tasks), onnx: an .onnx file (onnxruntime), both "
-              "token ids in (input_ids, input_mask, segment_ids), for classifier, regression, "
-              "multi_label, embedding and squad; precision fp32, fp16 (litert) or int8 "
-              "(int8 weights, activations quantized at run time); see docs/serving.md.",
+              "file (ai-edge-litert), onnx: an .onnx file (onnxruntime), both token ids in "
+              "(input_ids, input_mask, segment_ids), for classifier, regression, multi_label, "
+              "embedding and squad; mediapipe: a .tflite with MediaPipe Tasks metadata "
+              "(vocabulary, labels) that TextClassifier and TextEmbedder load as it is, for "
+              "uncased single-text classifier (probabilities only) and embedding models; "
+              "precision fp32, fp16 (litert, mediapipe) or int8 (int8 weights, activations "
+              "quantized at run time); see docs/serving.md.",
     "jit_compile": "XLA-compile the model function (requests are padded to a few bucket "
                    "shapes; the warm-up requests compile batch 1 at each length while the "
                    "server loads); tensorflow_model_server needs "
@@ -99,7 +102,7 @@ class ModelOptions:
         "version in this folder (raw-text, int32-feature and tf.Example signatures, as "
         "export_savedmodel.py writes them).")
     export_format: str = option("saved_model", "--export_dir: " + EXPORT_HELP["format"],
-                                choices=("saved_model", "litert", "onnx"))
+                                choices=("saved_model", "litert", "mediapipe", "onnx"))
     export_precision: str = option(None, "--export_dir: " + EXPORT_HELP["precision"],
                                    choices=("fp32", "bf16", "int8", "int8_bf16", "fp16"))
     export_jit_compile: bool = option(False, "--export_dir: " + EXPORT_HELP["jit_compile"])

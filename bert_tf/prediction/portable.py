@@ -1,7 +1,9 @@
 """bert_tf.predict on LiteRT and ONNX exports (bert_tf.serving.portable): the export's serving
 head, rebuilt from its export_info.json, tokenizes raw text in TensorFlow as the SavedModel's
 serving_default does, and its model is the exported file run by ai-edge-litert or onnxruntime.
-The rows therefore get the same JSON lines as from a SavedModel of the same model."""
+The rows therefore get the same JSON lines as from a SavedModel of the same model (a mediapipe
+export's classifier gives log-probabilities as its logits: the file outputs probabilities
+only)."""
 
 import json
 import os
@@ -14,6 +16,7 @@ from bert_tf.prediction.inputs import InputError
 
 FILES = names.PORTABLE_FILES
 _INSTALL = {"litert": "pip install ai-edge-litert==2.3.0",
+            "mediapipe": "pip install ai-edge-litert==2.3.0",
             "onnx": "pip install onnxruntime==1.32.0"}
 
 
@@ -51,7 +54,7 @@ class RuntimeModel:
         self.pooling_mode, self.normalize = info.get("pooling"), info.get("normalize")
         path = os.path.join(folder, FILES[fmt])
         try:
-            if fmt == "litert":
+            if fmt in ("litert", "mediapipe"):
                 from ai_edge_litert.interpreter import Interpreter
                 runner = Interpreter(model_path=path).get_signature_runner("serving_default")
                 self._run = lambda features: runner(**features)
@@ -72,8 +75,10 @@ class RuntimeModel:
             found = {"embedding": out["embedding"]}
         elif self.kind == "regression":
             found = {"logits": out["score"][:, None]}
-        else:
+        elif "logits" in out:
             found = {"logits": out["logits"]}
+        else:       # a mediapipe classifier: probabilities only, so logits are log-probabilities
+            found = {"logits": np.log(np.maximum(out["probabilities"], np.finfo(np.float32).tiny))}
         return {k: tf.constant(v) for k, v in found.items()}
 
 

@@ -73,7 +73,8 @@ PRECISIONS = {None: Precision(), "fp32": Precision("float32"), "bf16": Precision
 # LiteRT and ONNX quantize in their converters (bert_tf.serving.portable): fp16 weights, or int8
 # weights with activations quantized at run time.
 FORMAT_PRECISIONS = {"saved_model": tuple(p for p in PRECISIONS if p),
-                     "litert": ("fp32", "fp16", "int8"), "onnx": ("fp32", "int8")}
+                     "litert": ("fp32", "fp16", "int8"), "mediapipe": ("fp32", "fp16", "int8"),
+                     "onnx": ("fp32", "int8")}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,9 +82,10 @@ class ExportSettings:
     """How export() computes and writes the model.
 
       format: "saved_model" (TensorFlow Serving: raw text, features and tf.Example in), or
-        "litert" (.tflite) or "onnx" (.onnx): token ids in, for ai-edge-litert, MediaPipe Tasks
-        and onnxruntime (bert_tf.serving.portable; precision fp32, fp16 (LiteRT) or int8; the
-        SavedModel-only settings below do not apply).
+        "litert" (.tflite) or "onnx" (.onnx): token ids in, for ai-edge-litert and onnxruntime,
+        or "mediapipe": a .tflite with MediaPipe Tasks metadata (bert_tf.serving.portable;
+        precision fp32, fp16 (LiteRT) or int8; the SavedModel-only settings below do not
+        apply).
 
       precision: a PRECISIONS name: "fp32" (float32 throughout), "bf16" (bfloat16 weights and
         matmuls; LayerNorm and softmax in float32, float32 outputs: faster on CPUs with

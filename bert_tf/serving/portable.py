@@ -1,6 +1,8 @@
 """LiteRT (.tflite) and ONNX exports: export()'s serve_features computation written by Keras 3's
 Model.export for the runtimes built for single requests and small devices (ai-edge-litert and
-MediaPipe Tasks, onnxruntime).
+MediaPipe Tasks, onnxruntime). A mediapipe export is a LiteRT one with one output (a
+classifier's probabilities, or the embedding) and the metadata MediaPipe Tasks reads
+(bert_tf.serving.mediapipe_metadata).
 
 Token ids in: int32 input_ids, input_mask and segment_ids [batch, length], any batch and any
 length up to the recorded seq_length (a request padded to its longest row costs what it
@@ -25,6 +27,7 @@ import tensorflow as tf
 
 from bert_tf import fileio, names
 from bert_tf.model.precision import with_dtype_policy
+from bert_tf.serving import mediapipe_metadata
 from bert_tf.serving.heads import make_head
 from bert_tf.serving.options import FORMAT_PRECISIONS
 
@@ -32,15 +35,17 @@ logger = logging.getLogger("bert_tf")
 
 FILES = names.PORTABLE_FILES
 KINDS = ("classifier", "regression", "multi_label", "embedding", "squad")
-_PACKAGES = {"litert": "", "onnx": "tf2onnx==1.17.0 onnx==1.23.2 onnxruntime==1.32.0"}
+_PACKAGES = {"onnx": "tf2onnx==1.17.0 onnx==1.23.2 onnxruntime==1.32.0"}
+_ONLY_OUTPUT = {"classifier": "probabilities", "embedding": "embedding"}     # mediapipe
 
 
 def check_portable_options(fmt, kind, precision, jit_compile,
                            flags=("format", "precision", "jit_compile")):
     """Raises ValueError (naming `flags`) for a kind, precision or XLA that the `fmt` export
     lacks."""
-    if kind not in KINDS:
-        raise ValueError(f"{flags[0]}={fmt} exports {', '.join(KINDS)}, not {kind}")
+    kinds = mediapipe_metadata.KINDS if fmt == "mediapipe" else KINDS
+    if kind not in kinds:
+        raise ValueError(f"{flags[0]}={fmt} exports {', '.join(kinds)}, not {kind}")
     allowed = FORMAT_PRECISIONS[fmt]
     if precision is not None and precision not in allowed:
         raise ValueError(f"{flags[1]} of a {fmt} export must be one of {', '.join(allowed)}, "
@@ -49,9 +54,10 @@ def check_portable_options(fmt, kind, precision, jit_compile,
         raise ValueError(f"{flags[2]} applies to SavedModels, not to {flags[0]}={fmt}")
 
 
-def feature_model(head):
+def feature_model(head, only=None):
     """A serving head's serve_features as a Keras model (what Model.export takes): the task
-    model's predictions through the head's outputs, without the string outputs."""
+    model's predictions through the head's outputs, without the string outputs (or only the
+    output named `only`)."""
     import keras
 
     class FeatureModel(keras.Model):
@@ -62,7 +68,8 @@ def feature_model(head):
 
         def call(self, features):
             outputs = self._heads[0].outputs(self._heads[0].predict(features), features)
-            return {k: v for k, v in outputs.items() if v.dtype != tf.string}
+            return {k: v for k, v in outputs.items()
+                    if v.dtype != tf.string and only in (None, k)}
 
     return FeatureModel()
 
@@ -72,23 +79,27 @@ def write_portable(model, kind, folder, vocab_file, vocab, do_lower_case, seq_le
     """Writes the `settings.format` export of `model` (checked by export()) into local
     `folder`: the model file, vocab.txt and export_info.json; returns the info."""
     fmt, precision = settings.format, settings.precision or "fp32"
+    if fmt == "mediapipe":
+        mediapipe_metadata.check_mediapipe(kind, do_lower_case, head_options.text_pair)
     model = with_dtype_policy(model, "float32", skip_padding=False)   # fixed shapes throughout
     head = make_head(kind, model, vocab.id_to_token, do_lower_case, seq_length, head_options)
-    features = feature_model(head)
+    features = feature_model(head, _ONLY_OUTPUT.get(kind) if fmt == "mediapipe" else None)
     probe = {"input_ids": tf.zeros([1, seq_length], tf.int32),
              "input_mask": tf.ones([1, seq_length], tf.int32),
              "segment_ids": tf.zeros([1, seq_length], tf.int32)}
     outputs = sorted(features(probe))            # also builds the wrapper
     signature = [{n: tf.TensorSpec([None, None], tf.int32, name=n) for n in names.FEATURE_KEYS}]
     path = os.path.join(folder, FILES[fmt])
-    if fmt == "litert":
-        _write_litert(features, path, signature, precision)
-    else:
-        _write_onnx(features, path, signature, precision)
-    shutil.copyfile(vocab_file, os.path.join(folder, names.VOCAB_ASSET))
     info = dict(head.info(), format=fmt, precision=precision, do_lower_case=bool(do_lower_case),
                 inputs={n: ["batch", "length"] for n in names.FEATURE_KEYS}, outputs=outputs,
                 file=FILES[fmt], vocab_file=names.VOCAB_ASSET, tensorflow=tf.__version__)
+    if fmt == "onnx":
+        _write_onnx(features, path, signature, precision)
+    else:
+        _write_litert(features, path, signature, precision)
+    if fmt == "mediapipe":
+        mediapipe_metadata.write_metadata(path, kind, vocab_file, info.get("labels"), info)
+    shutil.copyfile(vocab_file, os.path.join(folder, names.VOCAB_ASSET))
     fileio.atomic_write_text(os.path.join(folder, names.EXPORT_INFO),
                              json.dumps(info, indent=2) + "\n")
     logger.info("%s %s export: %s (%.1f MB)", fmt, precision, path,
