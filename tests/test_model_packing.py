@@ -1,6 +1,7 @@
 """Padding-free inference (BertEncoder(skip_padding=True), bert_tf.model.packing): the blocks'
 per-token layers run on the real tokens only, and the outputs at real tokens are those of the
-padded computation."""
+padded computation. FlatTokens (flat_tokens=True, the LiteRT layout) runs them on every
+position as rows, with every output unchanged."""
 
 import keras
 import numpy as np
@@ -9,7 +10,7 @@ import tensorflow as tf
 from bert_tf.config import BertConfig
 from bert_tf.model.encoder import BertEncoder
 from bert_tf.model.int8 import int8_model
-from bert_tf.model.packing import TokenPacking
+from bert_tf.model.packing import FlatTokens, TokenPacking
 from bert_tf.model.precision import with_dtype_policy
 
 CONFIG = BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
@@ -77,3 +78,21 @@ def test_a_batch_without_padding_packs_to_the_same_tokens():
     x = tf.reshape(tf.range(6, dtype=tf.float32), (2, 3, 1))
     assert packing.pack(x).numpy().ravel().tolist() == [0, 1, 2, 3, 4, 5]
     np.testing.assert_array_equal(packing.unpack(packing.pack(x)).numpy(), x.numpy())
+
+
+def test_flat_tokens_keep_every_output_padding_included():
+    keras.utils.set_random_seed(3)
+    padded = BertEncoder(CONFIG)
+    flat = with_dtype_policy(padded, "float32", skip_padding=False, flat_tokens=True)
+    want = tf.function(lambda f: padded(f, training=False))(_inputs())
+    got = tf.function(lambda f: flat(f, training=False))(_inputs())
+    for name in ("sequence_output", "pooled_output"):
+        np.testing.assert_allclose(got[name], want[name], atol=1e-6)
+    assert BertEncoder.from_config(flat.get_config()).flat_tokens
+
+
+def test_flat_tokens_are_rows_of_every_position():
+    flat = FlatTokens(tf.constant(MASK))
+    x = tf.constant(np.arange(18, dtype=np.float32).reshape(3, 6, 1))
+    assert flat.pack(x).shape == (18, 1)
+    np.testing.assert_array_equal(flat.unpack(flat.pack(x)).numpy(), x.numpy())

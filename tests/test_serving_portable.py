@@ -98,6 +98,19 @@ def test_fp32_exports_give_the_keras_models_outputs_by_the_savedmodels_names(kin
 
 
 @pytest.mark.slow            # each exports (LiteRT conversion, tf2onnx): 2-5 s
+def test_litert_dense_layers_lower_to_fully_connected_without_shape_arithmetic():
+    """FlatTokens: a Dense on [batch, length, hidden] of unknown sizes would lower to SHAPE,
+    REDUCE_PROD and PACK around each matmul (48 of each in MiniLM), which XNNPACK runs apart."""
+    import collections
+
+    from ai_edge_litert.interpreter import Interpreter
+    path, _ = _export("classifier", "litert")
+    ops = collections.Counter(op["op_name"] for op in Interpreter(
+        model_path=os.path.join(path, "model.tflite"))._get_ops_details())
+    assert ops["FULLY_CONNECTED"] > 0 and ops["REDUCE_PROD"] == 0
+
+
+@pytest.mark.slow            # each exports (LiteRT conversion, tf2onnx): 2-5 s
 def test_classifier_outputs_name_string_labels_in_export_info_only():
     _, info = _export("classifier", "litert")
     assert info["outputs"] == ["label_id", "logits", "probabilities"]

@@ -8,7 +8,7 @@ from keras import ops
 from bert_tf.config import BertConfig
 from bert_tf.model.attention import attention_bias
 from bert_tf.model.embeddings import BertEmbeddings
-from bert_tf.model.packing import TokenPacking
+from bert_tf.model.packing import FlatTokens, TokenPacking
 from bert_tf.model.transformer import TransformerBlock
 
 
@@ -57,16 +57,21 @@ class BertEncoder(keras.Model):
       skip_padding: at inference with an `input_mask`, run the blocks' per-token layers on the
         real tokens only (bert_tf.model.packing): faster on batches of mixed lengths, the same
         outputs at real tokens and zeros at padding. For serving graphs; not under XLA.
+      flat_tokens: at inference with an `input_mask`, run the blocks' per-token layers on
+        [B*S, H] rows (bert_tf.model.packing.FlatTokens): the same outputs, in the form
+        LiteRT's converter lowers best (bert_tf.serving.portable). Ignored with skip_padding.
       **kwargs: keras.Model arguments, e.g. `name` or `dtype` (a mixed-precision policy).
     """
 
-    def __init__(self, config: BertConfig | dict, skip_padding: bool = False, **kwargs) -> None:
+    def __init__(self, config: BertConfig | dict, skip_padding: bool = False,
+                 flat_tokens: bool = False, **kwargs) -> None:
         kwargs.setdefault("name", "bert_encoder")
         super().__init__(**kwargs)
         if isinstance(config, dict):
             config = BertConfig.from_dict(config)
         self.config = config
         self.skip_padding = bool(skip_padding)
+        self.flat_tokens = bool(flat_tokens)
         policy = self.dtype_policy
         self.embeddings = BertEmbeddings(
             vocab_size=config.vocab_size, hidden_size=config.hidden_size,
@@ -103,8 +108,12 @@ class BertEncoder(keras.Model):
             raise ValueError(f"sequence length {seq_len} exceeds max_position_embeddings "
                              f"({self.config.max_position_embeddings})")
         input_mask = inputs.get("input_mask")
-        packing = (TokenPacking(input_mask)
-                   if self.skip_padding and not training and input_mask is not None else None)
+        packing = None
+        if not training and input_mask is not None:
+            if self.skip_padding:
+                packing = TokenPacking(input_mask)
+            elif self.flat_tokens:
+                packing = FlatTokens(input_mask)
         if input_mask is None:
             input_mask = ops.ones_like(input_ids)
         segment_ids = inputs.get("segment_ids")
@@ -137,7 +146,7 @@ class BertEncoder(keras.Model):
 
     def get_config(self):
         return {"config": self.config.to_dict(), "name": self.name,
-                "skip_padding": self.skip_padding,
+                "skip_padding": self.skip_padding, "flat_tokens": self.flat_tokens,
                 "dtype": keras.saving.serialize_keras_object(self.dtype_policy)}
 
     @classmethod

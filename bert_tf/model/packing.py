@@ -5,6 +5,9 @@ LayerNorm would also run on the padding (on MRPC dev pairs at batch 32 a third o
 These layers act on each token alone, so they can run on the T real tokens only; attention is
 the one place tokens meet, and it gets the padded [B, S, H] layout back around its score and
 value matmuls. Outputs at real tokens are unchanged; at padding they are zero.
+
+FlatTokens has the same interface for every position, padding included: the layout of the
+LiteRT exports (bert_tf.serving.portable).
 """
 
 import tensorflow as tf
@@ -44,4 +47,24 @@ class TokenPacking:
         padded = tf.cond(self.no_padding, lambda: x, gathered)
         padded = tf.reshape(padded, tf.concat([self.padded_shape, trailing], axis=0))
         padded.set_shape([None, None] + x.shape[1:])
+        return padded
+
+
+class FlatTokens:
+    """Every position of a [B, S] mask, padding included, as [B*S, ...] rows: a reshape each
+    way, no gather, so the same outputs everywhere. For LiteRT: its converter turns a Dense on
+    [B, S, H] of unknown B and S into shape arithmetic around every matmul (which its
+    XNNPACK delegate runs apart), and a Dense on [B*S, H] into one FULLY_CONNECTED."""
+
+    def __init__(self, input_mask):
+        self.padded_shape = tf.shape(input_mask)                           # [B, S]
+
+    def pack(self, x):
+        """[B, S, ...] -> [B*S, ...]."""
+        return tf.reshape(x, [-1] + list(x.shape[2:]))
+
+    def unpack(self, x):
+        """[B*S, ...] -> [B, S, ...]."""
+        padded = tf.reshape(x, tf.concat([self.padded_shape, list(x.shape[1:])], axis=0))
+        padded.set_shape([None, None] + list(x.shape[1:]))
         return padded

@@ -81,7 +81,10 @@ def write_portable(model, kind, folder, vocab_file, vocab, do_lower_case, seq_le
     fmt, precision = settings.format, settings.precision or "fp32"
     if fmt == "mediapipe":
         mediapipe_metadata.check_mediapipe(kind, do_lower_case, head_options.text_pair)
-    model = with_dtype_policy(model, "float32", skip_padding=False)   # fixed shapes throughout
+    # No gathers of data-dependent size. LiteRT: every position as a row of 2-D per-token
+    # layers (FlatTokens; tf2onnx's reshape folding gets that layout wrong, and onnxruntime
+    # needs no help with Dense on [B, S, H]).
+    model = with_dtype_policy(model, "float32", skip_padding=False, flat_tokens=fmt != "onnx")
     head = make_head(kind, model, vocab.id_to_token, do_lower_case, seq_length, head_options)
     features = feature_model(head, _ONLY_OUTPUT.get(kind) if fmt == "mediapipe" else None)
     probe = {"input_ids": tf.zeros([1, seq_length], tf.int32),
