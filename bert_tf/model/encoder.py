@@ -60,11 +60,15 @@ class BertEncoder(keras.Model):
       flat_tokens: at inference with an `input_mask`, run the blocks' per-token layers on
         [B*S, H] rows (bert_tf.model.packing.FlatTokens): the same outputs, in the form
         LiteRT's converter lowers best (bert_tf.serving.portable). Ignored with skip_padding.
+      pooled_only: at inference, the last block computes position 0 ([CLS]) alone, attending
+        to every position: the same pooled_output for about 1/L less work, with
+        sequence_output (and the last encoder_outputs entry) [B, 1, H]. For models that read
+        only the pooled output (classifier exports).
       **kwargs: keras.Model arguments, e.g. `name` or `dtype` (a mixed-precision policy).
     """
 
     def __init__(self, config: BertConfig | dict, skip_padding: bool = False,
-                 flat_tokens: bool = False, **kwargs) -> None:
+                 flat_tokens: bool = False, pooled_only: bool = False, **kwargs) -> None:
         kwargs.setdefault("name", "bert_encoder")
         super().__init__(**kwargs)
         if isinstance(config, dict):
@@ -72,6 +76,7 @@ class BertEncoder(keras.Model):
         self.config = config
         self.skip_padding = bool(skip_padding)
         self.flat_tokens = bool(flat_tokens)
+        self.pooled_only = bool(pooled_only)
         policy = self.dtype_policy
         self.embeddings = BertEmbeddings(
             vocab_size=config.vocab_size, hidden_size=config.hidden_size,
@@ -123,9 +128,10 @@ class BertEncoder(keras.Model):
         bias = attention_bias(input_mask, embedding_output.dtype)
         x = embedding_output if packing is None else packing.pack(embedding_output)
         encoder_outputs = []
-        for block in self.blocks:
-            x = block(x, bias, training=training, packing=packing)
-            encoder_outputs.append(x if packing is None else packing.unpack(x))
+        last = len(self.blocks) - 1 if self.pooled_only and not training else None
+        for i, block in enumerate(self.blocks):
+            x = block(x, bias, training=training, packing=packing, first_only=i == last)
+            encoder_outputs.append(x if packing is None or i == last else packing.unpack(x))
         x = encoder_outputs[-1]
         return {
             "sequence_output": x,
@@ -147,6 +153,7 @@ class BertEncoder(keras.Model):
     def get_config(self):
         return {"config": self.config.to_dict(), "name": self.name,
                 "skip_padding": self.skip_padding, "flat_tokens": self.flat_tokens,
+                "pooled_only": self.pooled_only,
                 "dtype": keras.saving.serialize_keras_object(self.dtype_policy)}
 
     @classmethod

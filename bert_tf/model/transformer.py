@@ -50,8 +50,12 @@ class TransformerBlock(keras.layers.Layer):
         self.output_layer_norm.build(hidden_shape)
         self.built = True
 
-    def call(self, x, bias, training=None, packing=None):
-        """x [B, S, H], or the real tokens [T, H] of a TokenPacking `packing` (inference)."""
+    def call(self, x, bias, training=None, packing=None, first_only=False):
+        """x [B, S, H], or the real tokens [T, H] of a TokenPacking `packing` (inference).
+        first_only (inference): the output at position 0 alone, [B, 1, H], every position
+        still attended to: all that a pooled output reads of the last block."""
+        if first_only:
+            return self._first_position(x, bias, packing)
         attn = self.attention_output(self.attention(x, bias, training=training,
                                                     packing=packing))
         x = self.attention_layer_norm(x + self.dropout(attn, training=training))
@@ -64,6 +68,13 @@ class TransformerBlock(keras.layers.Layer):
         else:
             ffn = self.output_dense(self.intermediate_activation(h))
         return self.output_layer_norm(x + self.dropout(ffn, training=training))
+
+    def _first_position(self, x, bias, packing):
+        first = (x if packing is None else packing.unpack(x))[:, 0]              # [B, H]
+        attn = self.attention(x, bias, packing=packing, first_query_only=True)  # [B, H]
+        x = self.attention_layer_norm(first + self.attention_output(attn))
+        ffn = self.output_dense(self.intermediate_activation(self.intermediate(x)))
+        return keras.ops.expand_dims(self.output_layer_norm(x + ffn), 1)       # [B, 1, H]
 
     def compute_output_shape(self, input_shape):
         return input_shape

@@ -36,6 +36,7 @@ logger = logging.getLogger("bert_tf")
 FILES = names.PORTABLE_FILES
 KINDS = ("classifier", "regression", "multi_label", "embedding", "squad")
 _PACKAGES = {"onnx": "tf2onnx==1.17.0 onnx==1.23.2 onnxruntime==1.32.0"}
+_POOLED_KINDS = ("classifier", "regression", "multi_label")
 _ONLY_OUTPUT = {"classifier": "probabilities", "embedding": "embedding"}     # mediapipe
 
 
@@ -84,7 +85,9 @@ def write_portable(model, kind, folder, vocab_file, vocab, do_lower_case, seq_le
     # No gathers of data-dependent size. LiteRT: every position as a row of 2-D per-token
     # layers (FlatTokens; tf2onnx's reshape folding gets that layout wrong, and onnxruntime
     # needs no help with Dense on [B, S, H]).
-    model = with_dtype_policy(model, "float32", skip_padding=False, flat_tokens=fmt != "onnx")
+    # Heads that read only the pooled output: the last block computes [CLS] alone.
+    model = with_dtype_policy(model, "float32", skip_padding=False, flat_tokens=fmt != "onnx",
+                              pooled_only=kind in _POOLED_KINDS)
     head = make_head(kind, model, vocab.id_to_token, do_lower_case, seq_length, head_options)
     features = feature_model(head, _ONLY_OUTPUT.get(kind) if fmt == "mediapipe" else None)
     probe = {"input_ids": tf.zeros([1, seq_length], tf.int32),
