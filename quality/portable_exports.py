@@ -9,7 +9,7 @@ path (bert_tf.jobs.export) as the fp32 SavedModel and as each --variants export,
   accuracy   SST-2 dev labels and accuracy, through `bert_tf.predict` (raw text, bert_tf's
              tokenizer) for the SavedModel, litert and onnx exports, and through MediaPipe
              Tasks' TextClassifier (its own C++ tokenizer, in a process with no bert_tf
-             import) for the mediapipe exports;
+             import: quality/mediapipe_client.py) for the mediapipe exports;
   embedding  (--embedding) all-MiniLM-L6-v2 exported with --task=embedding as an fp32
              SavedModel and as mediapipe exports: TextEmbedder's embeddings beside the
              SavedModel's serving_default ones on the first 1,000 distinct STS-B dev sentences
@@ -39,33 +39,10 @@ from serving_precision import dev_rows  # noqa: E402
 
 VARIANTS = "onnx_fp32,onnx_int8,litert_fp32,litert_int8,mediapipe_fp32,mediapipe_int8"
 
-# MediaPipe Tasks alone (no bert_tf): texts on stdin, per text the scores by label, or the
-# embedding.
-MEDIAPIPE_CLIENT = """
-import json, sys
-from mediapipe.tasks.python import text
-from mediapipe.tasks.python.core.base_options import BaseOptions
-kind, path = sys.argv[1:]
-task = {"classifier": (text.TextClassifier, text.TextClassifierOptions),
-        "embedding": (text.TextEmbedder, text.TextEmbedderOptions)}[kind]
-model = task[0].create_from_options(task[1](base_options=BaseOptions(model_asset_path=path)))
-out = []
-for t in json.load(sys.stdin):
-    if kind == "classifier":
-        out.append({c.category_name: c.score
-                    for c in model.classify(t).classifications[0].categories})
-    else:
-        out.append([float(x) for x in model.embed(t).embeddings[0].embedding])
-model.close()
-assert not any(m.startswith("bert_tf") for m in sys.modules)
-print(json.dumps(out))
-"""
-
-
 def mediapipe(kind, folder, texts):
-    done = subprocess.run([sys.executable, "-c", MEDIAPIPE_CLIENT, kind,
-                           os.path.join(folder, "model.tflite")], input=json.dumps(texts),
-                          capture_output=True, text=True, check=False)
+    client = os.path.join(ROOT, "quality", "mediapipe_client.py")
+    done = subprocess.run([sys.executable, client, kind, os.path.join(folder, "model.tflite")],
+                          input=json.dumps(texts), capture_output=True, text=True, check=False)
     if done.returncode:
         raise SystemExit(f"MediaPipe {kind} on {folder} failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.splitlines()[-1])

@@ -193,34 +193,13 @@ def test_bert_tf_predict_gives_the_savedmodels_predictions_from_a_portable_expor
         assert p["probabilities"] == pytest.approx(s["probabilities"], abs=1e-5)
 
 
-# A MediaPipe Tasks client with no bert_tf in its process: texts on stdin, one JSON list out
-# (per text: the classifier's {label: score}, or the embedding).
-_MEDIAPIPE_CLIENT = """
-import json, sys
-from mediapipe.tasks.python import text
-from mediapipe.tasks.python.core.base_options import BaseOptions
-kind, path = sys.argv[1:]
-task = {"classifier": (text.TextClassifier, text.TextClassifierOptions),
-        "embedding": (text.TextEmbedder, text.TextEmbedderOptions)}[kind]
-model = task[0].create_from_options(task[1](base_options=BaseOptions(model_asset_path=path)))
-texts = json.load(sys.stdin)
-if kind == "classifier":
-    out = [{c.category_name: c.score for c in model.classify(t).classifications[0].categories}
-           for t in texts]
-else:
-    out = [[float(x) for x in model.embed(t).embeddings[0].embedding] for t in texts]
-model.close()
-assert not any(m.startswith("bert_tf") for m in sys.modules)
-print(json.dumps(out))
-"""
-
-
 def _mediapipe(kind, path, texts):
     import subprocess
     import sys
-    done = subprocess.run([sys.executable, "-c", _MEDIAPIPE_CLIENT, kind,
-                           os.path.join(path, "model.tflite")], input=json.dumps(texts),
-                          capture_output=True, text=True, timeout=120)
+    """MediaPipe Tasks on the export, in a process that imports mediapipe alone."""
+    client = str(support.REPO / "quality" / "mediapipe_client.py")
+    done = subprocess.run([sys.executable, client, kind, os.path.join(path, "model.tflite")],
+                          input=json.dumps(texts), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.splitlines()[-1])
 
