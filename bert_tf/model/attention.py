@@ -16,7 +16,6 @@ def attention_bias(input_mask, dtype):
     return (1.0 - ops.expand_dims(ops.expand_dims(mask, 1), 1)) * -10000.0
 
 
-@keras.saving.register_keras_serializable(package="bert_tf")
 def _batch_and_length(x, packing, length_axis=1):
     """B and S of x ([B, S, ...], or [B, N, S, D] with length_axis 2): the packing's padded
     shape when there is one, computed once for every layer (LiteRT's converter would otherwise
@@ -27,6 +26,7 @@ def _batch_and_length(x, packing, length_axis=1):
     return shape[0], shape[length_axis]
 
 
+@keras.saving.register_keras_serializable(package="bert_tf")
 class SelfAttention(keras.layers.Layer):
     """Scaled dot-product self-attention over N heads; returns the context (x's shape) before
     the output projection. Softmax runs in float32 under mixed precision."""

@@ -125,12 +125,12 @@ class Predictor:
 
 
 # --------------------------------------------------------------------------- SavedModels
-def saved_model_version(path):
-    """The SavedModel folder `path` names (itself, or its highest numeric version holding
-    saved_model.pb), or None when it names none."""
+def version_folder(path, is_version):
+    """`path` itself when is_version(path), else its highest numeric subfolder for which
+    is_version holds (an export_dir of versions), else None. Local paths and URLs."""
     import tensorflow as tf
     path = str(path).rstrip("/") if fileio.is_url(path) else os.fspath(path)
-    if fileio.exists(os.path.join(path, "saved_model.pb")):
+    if is_version(path):
         return path
     if not fileio.isdir(path):
         return None
@@ -138,9 +138,17 @@ def saved_model_version(path):
                        if n.rstrip("/").isdigit()), reverse=True)
     for version in versions:
         candidate = os.path.join(path, str(version))
-        if fileio.exists(os.path.join(candidate, "saved_model.pb")):
+        if is_version(candidate):
             return candidate
     return None
+
+
+def saved_model_version(path):
+    """The SavedModel folder `path` names (itself, or its highest numeric version holding
+    saved_model.pb), or None when it names none."""
+    def holds_saved_model(folder):
+        return fileio.exists(os.path.join(folder, "saved_model.pb"))
+    return version_folder(path, holds_saved_model)
 
 
 def load_saved_model(path):

@@ -21,24 +21,17 @@ _INSTALL = {"litert": "pip install ai-edge-litert==2.3.0",
 
 
 def portable_version(path):
-    """The LiteRT or ONNX version folder `path` names (itself, or its export_dir's highest
-    numeric version), or None."""
+    """The LiteRT, MediaPipe or ONNX version folder `path` names (itself, its model file, or
+    its export_dir's highest numeric version), or None."""
+    from bert_tf.prediction.loading import version_folder
     path = os.fspath(path)
 
     def is_portable(folder):
-        return any(os.path.exists(os.path.join(folder, f)) for f in FILES.values()) and \
-            os.path.exists(os.path.join(folder, EXPORT_INFO))
-    if os.path.isfile(path) and path.endswith(tuple(FILES.values())):
+        return any(fileio.exists(os.path.join(folder, f)) for f in FILES.values()) and \
+            fileio.exists(os.path.join(folder, EXPORT_INFO))
+    if path.endswith(tuple(FILES.values())) and fileio.exists(path):
         path = os.path.dirname(path) or "."
-    if is_portable(path):
-        return path
-    if not os.path.isdir(path):
-        return None
-    for version in sorted((int(n) for n in os.listdir(path) if n.isdigit()), reverse=True):
-        candidate = os.path.join(path, str(version))
-        if is_portable(candidate):
-            return candidate
-    return None
+    return version_folder(path, is_portable)
 
 
 class RuntimeModel:
