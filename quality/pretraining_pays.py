@@ -125,7 +125,8 @@ def prepare(args):
         run(args, ["create_pretraining_data.py",
                    f"--input_file={os.path.join(p['corpus'], 'train_*.txt')}",
                    f"--output_file={','.join(train_records)}",
-                   f"--dupe_factor={args.dupe_factor}", *common],
+                   f"--dupe_factor={args.dupe_factor}",
+                   f"--shard_size_mb={args.shard_size_mb}", *common],
             os.path.join(p["logs"], "create_pretraining_data.log"))
     heldout_record = os.path.join(p["data"], f"heldout{seq}.tfrecord")
     if not os.path.exists(heldout_record):
@@ -227,14 +228,23 @@ def write_curve(args):
     if os.path.exists(record):
         with open(record, encoding="utf-8") as f:
             pretrain_commit = json.load(f).get("commit", pretrain_commit)
-    meta = {"commit": pretrain_commit, "preset": args.preset, **cpu_info()}
+    meta = {"commit": pretrain_commit, "preset": args.preset, **cpu_info(),
+            "pretrain_recipe": {"max_seq_length": args.max_seq_length,
+                                "max_predictions": args.max_predictions,
+                                "batch": args.pretrain_batch, "lr": args.pretrain_lr,
+                                "warmup": args.pretrain_warmup, "steps": args.pretrain_steps,
+                                "whole_word_dynamic_masking": bool(args.whole_word),
+                                "next_sentence": bool(args.next_sentence),
+                                "mixed_precision": args.mixed_precision,
+                                "shard_size_mb": args.shard_size_mb}}
     with open(args.curve, "w", encoding="utf-8") as f:
         for row in rows:
             f.write(json.dumps({**meta, **row}) + "\n")
     print(f"{len(rows)} curve rows -> {args.curve}")
 
 
-TASKS = {"SST-2-2k": ("sst-2", None), "MRPC": ("mrpc", os.path.join(GLUE, "MRPC"))}
+TASKS = {"SST-2-2k": ("sst-2", None), "MRPC": ("mrpc", os.path.join(GLUE, "MRPC")),
+         "SST-2": ("sst-2", os.path.join(GLUE, "SST-2"))}     # SST-2: the full training set
 
 
 def finetune_one(args, task, init, step, seed):
@@ -346,6 +356,10 @@ def main():
     parser.add_argument("--max_seq_length", type=int, default=128)
     parser.add_argument("--max_predictions", type=int, default=20)
     parser.add_argument("--dupe_factor", type=int, default=5)
+    parser.add_argument("--shard_size_mb", type=float, default=4.0,
+                        help="create_pretraining_data.py shuffles instances (and draws random "
+                             "next documents) within shards of this much text; above the "
+                             "corpus size (e.g. 16) it is one shard: shuffled across the corpus")
     parser.add_argument("--whole_word", type=int, default=1)
     parser.add_argument("--next_sentence", type=int, default=1)
     parser.add_argument("--mixed_precision", default="bf16")
@@ -364,8 +378,8 @@ def main():
     parser.add_argument("--curve_steps", default="715,1430,2145")
     parser.add_argument("--ft_lr", type=float, default=1e-4)
     parser.add_argument("--ft_batch", type=int, default=32)
-    parser.add_argument("--ft_epochs", default="SST-2-2k=5,MRPC=3")
-    parser.add_argument("--ft_seq", default="SST-2-2k=64,MRPC=128")
+    parser.add_argument("--ft_epochs", default="SST-2-2k=5,MRPC=3,SST-2=1")
+    parser.add_argument("--ft_seq", default="SST-2-2k=64,MRPC=128,SST-2=64")
     args = parser.parse_args()
     args.tasks = args.tasks.split(",")
     args.seeds = [int(s) for s in args.seeds.split(",")]
