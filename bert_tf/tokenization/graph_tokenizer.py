@@ -56,6 +56,26 @@ def simple_text_pattern(lower_case):
     return "[\\t\\n\\r\\x20-\\x7e" + _text.char_class_pattern(safe)[1:-1] + "]*"
 
 
+# The ragged tensors below are built from splits the ops made, so without validation: checks
+# would add Assert ops, which make the traced tokenizer a stateful function, and tf.data
+# cannot checkpoint an iterator whose map calls one.
+def _regex_split_with_offsets(strings, delim, keep):
+    """tft.regex_split_with_offsets of a [B] string tensor: (words, starts, ends), ragged
+    [B, (words)]; its op, with tft's own wrapping of the outputs minus the validation."""
+    from tensorflow_text.python.ops.regex_split_ops import gen_regex_split_ops
+    words, starts, ends, splits = gen_regex_split_ops.regex_split_with_offsets(
+        strings, f"({delim})".encode("utf-8"), f"({keep})".encode("utf-8"))
+    return tuple(tf.RaggedTensor.from_row_splits(t, splits, validate=False)
+                 for t in (words, starts, ends))
+
+
+def _pieces_per_row(words, pieces, values):
+    """values of the flat pieces [P] as ragged [B, (pieces)]: words [B, (words)] of pieces
+    [W, (pieces)] merged over the word level."""
+    return tf.RaggedTensor.from_row_splits(values, tf.gather(pieces.row_splits, words.row_splits),
+                                           validate=False)
+
+
 def _utf8_length(cp):
     return (1 + tf.cast(cp >= 0x80, tf.int64) + tf.cast(cp >= 0x800, tf.int64)
             + tf.cast(cp >= 0x10000, tf.int64))
@@ -169,13 +189,13 @@ class GraphWordpiece:
         nrows = tf.shape(strings, out_type=tf.int64)[0]
         normalized, byte_src = self._normalize(strings, nrows, with_offsets)
         delim, keep = self._split
-        words, w_start, w_end = tft.regex_split_with_offsets(normalized, delim, keep)
+        words, w_start, w_end = _regex_split_with_offsets(normalized, delim, keep)
         flat_words = words.flat_values
         too_long = tf.strings.length(flat_words, unit="UTF8_CHAR") > self.max_chars_per_word
         flat_words = tf.where(too_long, self.unk_token, flat_words)
         if not with_offsets:
             pieces = self.word_wordpiece.tokenize(flat_words)
-            return (words.with_flat_values(pieces).merge_dims(1, 2),)
+            return (_pieces_per_row(words, pieces, pieces.flat_values),)
         pieces, p_start, p_end = self.word_wordpiece.tokenize_with_offsets(flat_words)
         word_of_piece = pieces.value_rowids()
         word_start = tf.gather(w_start.flat_values, word_of_piece)
@@ -187,8 +207,7 @@ class GraphWordpiece:
         base = tf.gather(row_base, tf.gather(words.value_rowids(), word_of_piece))
         start = tf.gather(map_start, base + start)
         end = tf.gather(map_end, base + end - 1)
-        nest = lambda v: words.with_flat_values(pieces.with_flat_values(v)).merge_dims(1, 2)
-        return nest(pieces.flat_values), nest(start), nest(end)
+        return tuple(_pieces_per_row(words, pieces, v) for v in (pieces.flat_values, start, end))
 
     def _normalize(self, strings, nrows, with_offsets):
         """Normalised strings [b] and, if with_offsets, (original start byte, original end
@@ -206,7 +225,7 @@ class GraphWordpiece:
             cp, src = self._reorder_and_strip(cp, src, tf.gather(row, src))
         out_row = tf.gather(row, src)
         normalized = tf.strings.unicode_encode(
-            tf.RaggedTensor.from_value_rowids(cp, out_row, nrows=nrows), "UTF-8")
+            tf.RaggedTensor.from_value_rowids(cp, out_row, nrows=nrows, validate=False), "UTF-8")
         if not with_offsets:
             return normalized, None
         nbytes = _utf8_length(cp)

@@ -184,12 +184,21 @@ class Trainer:
         return {k: self.strategy.reduce(tf.distribute.ReduceOp.SUM, v, axis=None)
                 for k, v in per_replica.items()}
 
+    def _train_keys(self):
+        return ["loss"] + [f"{m}/{part}" for m in self.objective.metric_names
+                           for part in ("sum", "count")]
+
     @tf.function
     def _train_loop(self, iterator, steps):
-        totals = self._reduce(self.strategy.run(self._replica_train_step, args=(next(iterator),)))
-        for _ in tf.range(steps - 1):
+        # The step is traced once, inside the loop (forward, backward and the optimizer's
+        # per-variable update graph are most of a small run's tracing time).
+        totals = {k: tf.constant(0.0) for k in self._train_keys()}
+        for _ in tf.range(steps):
             step = self._reduce(self.strategy.run(self._replica_train_step,
                                                   args=(next(iterator),)))
+            if set(step) != set(totals):
+                raise ValueError(f"{type(self.objective).__name__}: metrics() gave "
+                                 f"{sorted(step)}, its metric_names say {sorted(totals)}")
             totals = {k: totals[k] + step[k] for k in totals}
         return totals
 
