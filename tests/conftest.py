@@ -2,6 +2,10 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+# Training iterators without tf.data's autotuner, here and in the runners the tests start:
+# freeing each finished run's iterator would otherwise wait seconds for its thread
+# (bert_tf.training.trainer.TRAINING_AUTOTUNE_ENV).
+os.environ.setdefault("BERT_TF_TRAINING_DATA_AUTOTUNE", "0")
 
 import pytest  # noqa: E402
 
