@@ -31,6 +31,11 @@ logger = logging.getLogger("bert_tf")
 TRAINING_AUTOTUNE_ENV = "BERT_TF_TRAINING_DATA_AUTOTUNE"
 
 
+def training_autotune():
+    """Whether training datasets keep tf.data's autotuner (TRAINING_AUTOTUNE_ENV)."""
+    return os.environ.get(TRAINING_AUTOTUNE_ENV, "1") != "0"
+
+
 def without_autotune(dataset_fn):
     """dataset_fn with tf.data autotuning off on the datasets it makes."""
     options = tf.data.Options()
@@ -264,8 +269,7 @@ class Trainer:
                 f"the train batch size ({global_batch_size}) must be divisible by replicas "
                 f"({self.strategy.num_replicas_in_sync}) x gradient_accumulation_steps "
                 f"({self.accumulation})")
-        autotune = os.environ.get(TRAINING_AUTOTUNE_ENV, "1") != "0"
-        iterator = iter(self._distribute(dataset_fn, autotune=autotune))
+        iterator = iter(self._distribute(dataset_fn, autotune=training_autotune()))
         if self.checkpoint_iterator:
             try:
                 self.checkpoint.iterator = iterator
