@@ -173,7 +173,8 @@ class FullTokenizer:
             import tensorflow as tf
 
             from bert_tf.tokenization.graph_tokenizer import GraphWordpiece
-            graph = GraphWordpiece(self.vocabulary.id_to_token, self.do_lower_case)
+            graph = GraphWordpiece.shared(tuple(self.vocabulary.id_to_token),
+                                          self.do_lower_case)
 
             @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
             def encode(strings):

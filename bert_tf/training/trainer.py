@@ -204,15 +204,14 @@ class Trainer:
         return {k: self.strategy.reduce(tf.distribute.ReduceOp.SUM, v, axis=None)
                 for k, v in per_replica.items()}
 
-    def _train_keys(self):
-        return ["loss"] + [f"{m}/{part}" for m in self.objective.metric_names
-                           for part in ("sum", "count")]
+    def _metric_keys(self):
+        return [f"{m}/{part}" for m in self.objective.metric_names for part in ("sum", "count")]
 
     @tf.function
     def _train_loop(self, iterator, steps):
         # The step is traced once, inside the loop (forward, backward and the optimizer's
         # per-variable update graph are most of a small run's tracing time).
-        totals = {k: tf.constant(0.0) for k in self._train_keys()}
+        totals = {k: tf.constant(0.0) for k in ["loss"] + self._metric_keys()}
         for _ in tf.range(steps):
             step = self._reduce(self.strategy.run(self._replica_train_step,
                                                   args=(next(iterator),)))
@@ -223,7 +222,7 @@ class Trainer:
         return totals
 
     def _eval_keys(self):
-        keys = [f"{m}/{part}" for m in self.objective.metric_names for part in ("sum", "count")]
+        keys = self._metric_keys()
         keys += [f"loss_{t}/{part}" for t in self.objective.loss_terms for part in ("num", "den")]
         return keys
 
