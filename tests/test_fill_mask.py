@@ -3,7 +3,6 @@ refusal for checkpoints without that head."""
 
 import json
 import os
-import subprocess
 import sys
 
 import keras
@@ -16,6 +15,7 @@ from bert_tf.jobs.fill_mask import (FillMaskOptions, MissingHeadError, encode_ma
                                     load_masked_lm, run)
 from bert_tf.jobs.pretraining import PretrainingOptions, run as pretrain
 from bert_tf.tokenization import FullTokenizer
+from bert_tf import processes
 from helpers import REPO, minilm_dir
 
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(REPO))
@@ -116,7 +116,7 @@ def test_checkpoint_without_masked_lm_head_is_refused():
 def test_runner_writes_json_lines(pretrained, tmp_path):
     probes = tmp_path / "probes.txt"
     probes.write_text("\n".join(PROBES) + "\n\n", encoding="utf-8")
-    done = subprocess.run(
+    done = processes.run(
         [sys.executable, str(REPO / "predict_masked.py"), f"--init_checkpoint={pretrained['dir']}",
          f"--vocab_file={pretrained['vocab_file']}", f"--input_file={probes}",
          f"--output_file={tmp_path / 'out.jsonl'}", "--top_k=3"],

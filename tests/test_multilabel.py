@@ -6,7 +6,6 @@ set of entity types they mention."""
 import importlib
 import json
 import math
-import subprocess
 import sys
 
 import numpy as np
@@ -22,6 +21,7 @@ from bert_tf.jobs.classifier import ClassifierOptions, run
 from bert_tf.metrics import multilabel as metrics
 from bert_tf.metrics.results import read_eval_results
 from bert_tf.objectives.classification import ClassificationObjective
+from bert_tf import processes
 from helpers import REPO, minilm_dir, shared_path
 
 TINY = dict(vocab_size=30522, max_position_embeddings=128)
@@ -363,14 +363,14 @@ def test_runner_predicts_with_the_saved_threshold_and_names_bad_flags(conll_sets
               f"--data_dir={folder}", "--text_a_column=sentence", "--label_column=entities",
               f"--init_checkpoint={out / 'run' / 'best'}", "--max_seq_length=64",
               "--multi_label"]
-    done = subprocess.run(common + [f"--feature_cache_dir={tmp_path}",
+    done = processes.run(common + [f"--feature_cache_dir={tmp_path}",
                                     f"--output_dir={tmp_path / 'bad'}", "--do_train"],
-                          env=env, capture_output=True, text=True)
+                         env=env, capture_output=True, text=True)
     assert done.returncode == 1
     assert "--feature_cache_dir" in done.stderr and "--multi_label" in done.stderr
-    done = subprocess.run(common + [f"--output_dir={tmp_path / 'predict'}", "--do_predict",
+    done = processes.run(common + [f"--output_dir={tmp_path / 'predict'}", "--do_predict",
                                     "--predict_batch_size=40"],
-                          env=env, capture_output=True, text=True)
+                         env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     threshold = read_eval_results(out / "run" / "eval_results.txt")["threshold"]
     assert f"multi-label threshold {threshold:.2f}: the tuned one of" in done.stderr

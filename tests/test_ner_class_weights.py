@@ -3,7 +3,6 @@ weights counted on the words the loss sees (real CoNLL-2003 sentences), and the 
 
 import collections
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -12,6 +11,7 @@ import tensorflow as tf
 
 from bert_tf import BertConfig
 from bert_tf.objectives.tagging import TaggingObjective
+from bert_tf import processes
 from helpers import REPO, conll_head, shared_path
 
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(REPO))
@@ -81,11 +81,11 @@ def test_run_ner_takes_the_class_weights_flag(tmp_path):
             f"--vocab_file={shared_path('data/reference/vocab.txt')}", f"--train_file={train}",
             "--do_train", "--max_seq_length=64", "--train_batch_size=16",
             "--num_train_epochs=1", f"--output_dir={tmp_path / 'out'}"]
-    done = subprocess.run(args + ["--class_weights=auto"], env=ENV, capture_output=True,
-                          text=True, timeout=600)
+    done = processes.run(args + ["--class_weights=auto"], env=ENV, capture_output=True,
+                         text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "class weights: O=" in done.stderr
-    wrong = subprocess.run(args + ["--class_weights=1,2", f"--output_dir={tmp_path / 'x'}"],
-                           env=ENV, capture_output=True, text=True, timeout=600)
+    wrong = processes.run(args + ["--class_weights=1,2", f"--output_dir={tmp_path / 'x'}"],
+                          env=ENV, capture_output=True, text=True, timeout=600)
     assert wrong.returncode == 1
     assert "--class_weights: 2 weights for" in wrong.stderr.strip().splitlines()[-1]

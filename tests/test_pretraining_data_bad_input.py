@@ -3,7 +3,6 @@ counted recovery; and the command-line runner's flags and exit codes."""
 
 import json
 import os
-import subprocess
 import sys
 
 import pytest
@@ -11,6 +10,7 @@ import pytest
 from bert_tf.data.pretraining import PretrainingDataOptions, create_pretraining_data
 from bert_tf.data.pretraining.inputs import InputError
 from tests.helpers import REPO, shared_path
+from bert_tf import processes
 
 
 def _options(**kw):
@@ -109,9 +109,9 @@ def test_a_corpus_without_text_is_an_error(tmp_path):
 
 
 def _run(*flags):
-    return subprocess.run([sys.executable, str(REPO / "create_pretraining_data.py"), *flags],
-                          capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
+    return processes.run([sys.executable, str(REPO / "create_pretraining_data.py"), *flags],
+                         capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
 
 
 def test_the_runner_takes_the_original_flags(tmp_path):

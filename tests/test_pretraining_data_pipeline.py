@@ -4,7 +4,6 @@ determinism, round-robin outputs, sharding, resuming."""
 import json
 import math
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -14,6 +13,7 @@ import tensorflow as tf
 from bert_tf.data.pretraining import PretrainingDataOptions, create_pretraining_data
 from bert_tf.data.pretraining import inputs, job, shard_worker
 from tests.helpers import REPO, shared_path
+from bert_tf import processes
 
 Z = 4.5
 VOCAB_SIZE = 30522
@@ -168,7 +168,7 @@ def test_output_is_the_same_for_any_number_of_workers_and_changes_with_the_seed(
     create_pretraining_data(corpus, one, _options(dupe_factor=1), num_workers=1)
     create_pretraining_data(corpus, other, _options(dupe_factor=1, random_seed=1), num_workers=1)
     # Two worker processes, through the command line (this process has TensorFlow loaded).
-    result = subprocess.run(
+    result = processes.run(
         [sys.executable, str(REPO / "create_pretraining_data.py"),
          f"--input_file={','.join(corpus)}", f"--output_file={two}", f"--vocab_file={_vocab()}",
          "--dupe_factor=1", "--shard_size_mb=0.05", "--num_workers=2"],

@@ -13,11 +13,11 @@ import json
 import os
 import re
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from bert_tf import processes
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
@@ -140,12 +140,12 @@ def _help_flag(kind, name):
 @functools.lru_cache(maxsize=None)
 def _help_outputs():
     """{(kind, name): help output} of every Python target of the pages, collected by one
-    subprocess that imports TensorFlow once and forks a child per target
+    process (bert_tf.processes) that forks a child per target
     (tests/support/help_texts.py)."""
     targets = [[kind, name, _help_flag(kind, name)] for kind, name in PYTHON_TARGETS]
-    run = subprocess.run([sys.executable, str(REPO / "tests" / "support" / "help_texts.py"),
-                          json.dumps(targets)], capture_output=True, text=True, cwd=REPO,
-                         env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), timeout=600)
+    run = processes.run([sys.executable, str(REPO / "tests" / "support" / "help_texts.py"),
+                        json.dumps(targets)], capture_output=True, text=True, cwd=REPO,
+                        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
     return {(out["kind"], out["name"]): out for out in json.loads(run.stdout)}
 

@@ -23,6 +23,7 @@ from bert_tf.jobs.classifier import ClassifierOptions, build_model, run
 from bert_tf.metrics.results import read_eval_results
 from bert_tf.serving.exporter import existing_versions, next_version
 from scripts_in_process import run_script
+from bert_tf import processes
 from helpers import REPO, minilm_dir, shared_path
 
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(REPO))
@@ -242,8 +243,8 @@ def test_sigterm_during_training_saves_and_a_rerun_finishes(tmp_path):
                f"--iterations_per_loop={LOOP}", "--save_checkpoints_steps=100000"]
     log = tmp_path / "first.log"
     with open(log, "w") as stderr:
-        proc = subprocess.Popen(command, env=ENV, stdout=subprocess.PIPE, stderr=stderr,
-                                text=True)
+        proc = processes.popen(command, env=ENV, stdout=subprocess.PIPE, stderr=stderr,
+                               text=True)
         try:
             first = int(_wait_for(log, rf"step (\d+)/{STEPS} ", proc, 300).group(1))
             proc.send_signal(signal.SIGTERM)
@@ -258,7 +259,7 @@ def test_sigterm_during_training_saves_and_a_rerun_finishes(tmp_path):
     assert f"training: step {stopped}" in stdout and "(preempted: rerun" in stdout
     assert tf.train.latest_checkpoint(str(out)) == str(out / f"ckpt-{stopped}")
 
-    rerun = subprocess.run(command, env=ENV, capture_output=True, text=True, timeout=600)
+    rerun = processes.run(command, env=ENV, capture_output=True, text=True, timeout=600)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     assert f"resumed from {out / f'ckpt-{stopped}'} at step {stopped}" in rerun.stderr
     first_loop = int(re.search(rf"step (\d+)/{STEPS} ", rerun.stderr).group(1))

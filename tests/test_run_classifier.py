@@ -7,7 +7,6 @@ import glob
 import json
 import logging
 import os
-import subprocess
 import sys
 
 import keras
@@ -19,6 +18,7 @@ from bert_tf.checkpoints import load_weights
 from bert_tf.config import BertConfig
 from bert_tf.jobs.classifier import ClassifierOptions, build_model, run
 from bert_tf.metrics.results import read_eval_results
+from bert_tf import processes
 from helpers import REPO, minilm_dir, shared_path
 
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(REPO))
@@ -199,7 +199,7 @@ def test_sts_b_regression_through_the_runner_on_two_replicas(tmp_path):
             "--learning_rate=1e-3", "--eval_batch_size=32", "--predict_batch_size=64",
             "--strategy=mirrored", "--num_cpu_devices=2", "--max_seq_length=64",
             f"--export_dir={tmp_path / 'export'}"]
-    done = subprocess.run(args, env=ENV, capture_output=True, text=True)
+    done = processes.run(args, env=ENV, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "MirroredStrategy with 2 replica(s)" in done.stderr
     written = read_eval_results(out / "eval_results.txt")

@@ -20,6 +20,7 @@ from bert_tf.jobs.pretraining import PretrainingOptions, run
 from bert_tf.metrics.results import read_eval_results
 from bert_tf.objectives.pretraining import PretrainingObjective
 from bert_tf.training.trainer import Trainer
+from bert_tf import processes
 from helpers import REPO, minilm_dir, pretraining_features, shared_path
 
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(REPO))
@@ -102,11 +103,11 @@ def test_resume_after_sigkill_matches_uninterrupted_run(small_corpus, tmp_path):
     straight, interrupted = str(tmp_path / "straight"), str(tmp_path / "interrupted")
     # The uninterrupted run and the one to be killed are independent: they run side by side.
     straight_log = open(tmp_path / "straight.log", "w")
-    straight_proc = subprocess.Popen(_runner_args(small_corpus, straight, steps), env=ENV,
-                                     stdout=straight_log, stderr=subprocess.STDOUT)
+    straight_proc = processes.popen(_runner_args(small_corpus, straight, steps), env=ENV,
+                                    stdout=straight_log, stderr=subprocess.STDOUT)
     try:
-        proc = subprocess.Popen(_runner_args(small_corpus, interrupted, steps), env=ENV,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = processes.popen(_runner_args(small_corpus, interrupted, steps), env=ENV,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 300
         # Kill once the first checkpoint is complete (its state file names it), mid-training.
         while not tf.train.latest_checkpoint(interrupted) and time.time() < deadline:
@@ -122,8 +123,8 @@ def test_resume_after_sigkill_matches_uninterrupted_run(small_corpus, tmp_path):
         straight_log.close()
     killed_at = tf.train.latest_checkpoint(interrupted)
     assert killed_at and not killed_at.endswith(f"ckpt-{steps}")
-    subprocess.run(_runner_args(small_corpus, interrupted, steps), env=ENV, check=True,
-                   capture_output=True)
+    processes.run(_runner_args(small_corpus, interrupted, steps), env=ENV, check=True,
+                  capture_output=True)
     a, b = _final_weights(straight), _final_weights(interrupted)
     assert a.keys() == b.keys()
     for name in a:
@@ -148,8 +149,8 @@ def test_two_multi_worker_processes_end_with_identical_weights(tmp_path):
     for index in range(2):
         config = json.dumps({"cluster": {"worker": workers},
                              "task": {"type": "worker", "index": index}})
-        procs.append(subprocess.Popen([sys.executable, script, config,
-                                       str(tmp_path / f"w{index}.npz")], env=ENV,
+        procs.append(processes.popen([sys.executable, script, config,
+                                      str(tmp_path / f"w{index}.npz")], env=ENV,
                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
     for proc in procs:
         out, _ = proc.communicate(timeout=600)
@@ -165,7 +166,7 @@ def test_mirrored_strategy_on_two_cpu_devices(small_corpus, tmp_path):
     args = _runner_args(small_corpus, str(tmp_path / "out"), 6) + [
         "--strategy=mirrored", "--num_cpu_devices=2", f"--export_dir={export}",
         f"--vocab_file={small_corpus['vocab']}"]
-    done = subprocess.run(args, env=ENV, capture_output=True, text=True)
+    done = processes.run(args, env=ENV, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "MirroredStrategy with 2 replica(s)" in done.stderr
     assert sorted(_train_losses(str(tmp_path / "out"))) == list(range(1, 7))

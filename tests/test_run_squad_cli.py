@@ -5,10 +5,10 @@ scripts_in_process.run_script)."""
 
 import json
 import os
-import subprocess
 import sys
 
 from scripts_in_process import run_script, script_flags
+from bert_tf import processes
 from helpers import REPO
 from test_run_squad import synthetic_squad, synthetic_vocab, tiny_config
 
@@ -47,7 +47,7 @@ def test_mirrored_run_on_two_cpu_devices_answers_every_question(tmp_path):
     train = synthetic_squad(tmp_path / "train.json", 40, seed=1, impossible_every=4)
     dev = synthetic_squad(tmp_path / "dev.json", 23, seed=2, impossible_every=4, prefix="dev")
     out = tmp_path / "out"
-    done = subprocess.run(
+    done = processes.run(
         [sys.executable, str(REPO / "run_squad.py"), f"--vocab_file={vocab}",
          f"--bert_config_file={tmp_path / 'config.json'}", f"--output_dir={out}",
          f"--train_file={train}", f"--predict_file={dev}", "--do_train", "--do_predict",

@@ -5,13 +5,12 @@ traceback (bert_tf/cli.py).
 Each runner case runs the script on a small input, mostly a few lines of ../shared data with one
 fault, that stops it before any training: as `python <script>` runs it (its absl flags,
 cli.run, exit status and stderr) but in this process (scripts_in_process.run_script), and in
-a real subprocess for run_classifier.py and the two data-preparation scripts, which show the
-exit status and the single stderr line of a real process."""
+a process of its own (bert_tf/processes.py) for run_classifier.py and the two data-preparation
+scripts, which show the exit status and the single stderr line of a real process."""
 
 import json
 import os
 import re
-import subprocess
 import sys
 
 import numpy as np
@@ -20,14 +19,15 @@ import pytest
 from bert_tf.cli import bad_input_message
 from bert_tf.config import ConfigError
 from scripts_in_process import run_script
+from bert_tf import processes
 from helpers import REPO, shared_path
 
 
 def run_runner(runner, *flags):
-    """`python <runner> <flags>` in a subprocess."""
-    return subprocess.run([sys.executable, runner, *flags], cwd=REPO, capture_output=True,
-                          text=True, timeout=300,
-                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
+    """`python <runner> <flags>` in its own process (forked from a warm interpreter)."""
+    return processes.run([sys.executable, runner, *flags], cwd=REPO, capture_output=True,
+                         text=True, timeout=300,
+                         env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
 
 
 def error_line(done, runner):

@@ -2,12 +2,12 @@
 
 import itertools
 import os
-import subprocess
 import sys
 
 from bert_tf import tokenization
 from bert_tf.tokenization import vocab_learning
 from tests.helpers import REPO, shared_path
+from bert_tf import processes
 
 
 def test_reserved_layout_matches_released_uncased_vocabulary():
@@ -24,7 +24,7 @@ def test_build_vocab_runner_learns_a_usable_vocabulary(tmp_path):
               encoding="utf-8") as f:
         corpus.write_text("".join(itertools.islice(f, 400)), encoding="utf-8")
     out = tmp_path / "vocab.txt"
-    result = subprocess.run(
+    result = processes.run(
         [sys.executable, str(REPO / "build_vocab.py"), f"--input_file={corpus}",
          f"--output_file={out}", "--vocab_size=400", "--num_unused=120", "--lower_thresh=2"],
         capture_output=True, text=True, cwd=REPO, timeout=300,
@@ -42,7 +42,7 @@ def test_build_vocab_runner_learns_a_usable_vocabulary(tmp_path):
 
 
 def test_build_vocab_runner_reports_missing_input(tmp_path):
-    result = subprocess.run(
+    result = processes.run(
         [sys.executable, str(REPO / "build_vocab.py"), f"--input_file={tmp_path}/none*.txt",
          f"--output_file={tmp_path}/v.txt"], capture_output=True, text=True, cwd=REPO,
         timeout=300)

@@ -5,7 +5,6 @@ import collections
 import json
 import logging
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -16,6 +15,7 @@ from bert_tf.checkpoints import CheckpointError, load_weights, save_weights
 from bert_tf.checkpoints.hf import read_hf
 from bert_tf.tokenization import vocab_extension, vocab_learning
 from bert_tf.tokenization.vocab import Vocabulary
+from bert_tf import processes
 from helpers import REPO, minilm_dir, shared_path
 
 CORPUS = "data/corpus/bert_format/wikitext2_raw_valid_test.sentences.txt"
@@ -24,8 +24,8 @@ PLAIN_TEXT = "Fellow citizens of the Senate and of the House of Representatives.
 
 
 def run_build_vocab(*args):
-    return subprocess.run([sys.executable, str(REPO / "build_vocab.py"), *map(str, args)],
-                          capture_output=True, text=True, cwd=REPO, timeout=300)
+    return processes.run([sys.executable, str(REPO / "build_vocab.py"), *map(str, args)],
+                         capture_output=True, text=True, cwd=REPO, timeout=300)
 
 
 @pytest.fixture(scope="module")
@@ -229,7 +229,7 @@ def test_build_vocab_extend_then_a_runner_uses_the_grown_model(extended, tmp_pat
     lines = tmp_path / "input.txt"
     lines.write_text(f"The ironclads of Tikal fought at Guadalcanal.\n{PLAIN_TEXT}\n")
     out = tmp_path / "features.jsonl"
-    result = subprocess.run(
+    result = processes.run(
         [sys.executable, str(REPO / "extract_features.py"), f"--input_file={lines}",
          f"--output_file={out}", f"--vocab_file={vocab}", f"--bert_config_file={config}",
          f"--init_checkpoint={minilm_dir()}", "--max_seq_length=16", "--layers=-1",
