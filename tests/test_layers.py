@@ -2,7 +2,7 @@
 above its own, function-local imports included. The layers, top to bottom:
 
   runners     root *.py, bert_tf/{predict,flags,flag_reference,cli,convert,plot_metrics,
-              bench_api}.py, bert_tf/quickstart/
+              bench_api,processes}.py, bert_tf/quickstart/
   jobs        bert_tf/jobs/ (the fine-tuning driver and tasks, every runner's job)
   serving     bert_tf/serving/, bert_tf/prediction/
   training    bert_tf/training/, bert_tf/objectives/
@@ -21,7 +21,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 LAYERS = ("base", "parts", "training", "serving", "jobs", "runners")
 _TOP = {"predict": "runners", "flags": "runners", "flag_reference": "runners", "cli": "runners",
         "convert": "runners", "plot_metrics": "runners", "bench_api": "runners",
-        "quickstart": "runners", "jobs": "jobs", "serving": "serving", "prediction": "serving",
+        "quickstart": "runners", "processes": "runners", "jobs": "jobs", "serving": "serving", "prediction": "serving",
         "training": "training", "objectives": "training", "model": "parts", "data": "parts",
         "tokenization": "parts", "checkpoints": "parts", "metrics": "parts", "plots": "parts",
         "config": "base", "names": "base", "fileio": "base", "options": "base", "kinds": "base",
