@@ -12,6 +12,10 @@ import pytest
 
 from bert_tf import processes
 
+# The fork server imports TensorFlow (seconds, paid by whichever test of a worker starts it
+# first, so the profile cannot be relied on to see it).
+pytestmark = pytest.mark.slow
+
 SCRIPT = """
 import os, sys
 print("args", sys.argv[1:], "cwd", os.getcwd(), "env", os.environ.get("PROBE"))
