@@ -7,7 +7,10 @@ earlier run of it left in --work_dir):
             10 wikitext documents are held out), learn a WordPiece vocabulary on the training
             part (build_vocab.py), write unmasked pre-training records (create_pretraining_data.py
             --dynamic_masking), the model config, and the SST-2 2k training sample (a fixed-seed
-            sample of train.tsv, --sst2_seed) beside the full SST-2 dev set;
+            sample of train.tsv, --sst2_seed) beside the full SST-2 dev set, and the lr
+            validation split; --extra_text=sst2_train adds the sentence column of SST-2
+            train.tsv (labels unread), as pseudo-documents of --extra_doc_lines lines, to the
+            pre-training and vocabulary text (task-adaptive pre-training);
   pretrain  run_pretraining.py from random weights (whole-word dynamic masking, next sentence,
             --pretrain_* flags), evaluating held-out masked-LM loss every --save_steps steps;
             every checkpoint it writes is copied to work_dir/keep/ (the runner keeps the last
@@ -16,6 +19,10 @@ earlier run of it left in --work_dir):
             from random weights of the same config and vocabulary (same recipe), --seeds seeds
             each, plus the intermediate checkpoints (--curve_steps) for --curve_seeds seeds;
             one JSON line per run to --results (runs already there are skipped);
+  lrsearch  the fine-tuning learning rate per arm (pre-trained, random): SST-2-2k trained,
+            evaluated on a validation split of other SST-2 train.tsv rows (--val_rows,
+            --val_seed; never dev.tsv), over --lr_grid; rows to --lr_results; then pass the
+            best as --ft_lr_pretrained / --ft_lr_random to finetune;
   curve     (re)write --curve from the pre-training's TensorBoard files and eval_history.jsonl;
   summarize print the markdown tables of --results: mean +- std over seeds, and downstream dev
             accuracy vs pre-training step.
@@ -88,7 +95,8 @@ def paths(args):
     w = args.work_dir
     return {"corpus": os.path.join(w, "corpus"), "vocab": os.path.join(w, "vocab.txt"),
             "data": os.path.join(w, "data"), "config": os.path.join(w, "bert_config.json"),
-            "sst2": os.path.join(w, "sst2_2k"), "pretrain": os.path.join(w, "pretrain"),
+            "sst2": os.path.join(w, "sst2_2k"), "sst2_val": os.path.join(w, "sst2_2k_val"),
+            "pretrain": os.path.join(w, "pretrain"),
             "keep": os.path.join(w, "keep"), "finetune": os.path.join(w, "finetune"),
             "logs": os.path.join(w, "logs")}
 
@@ -112,6 +120,8 @@ def prepare(args):
         if held:
             with open(os.path.join(p["corpus"], "heldout.txt"), "w", encoding="utf-8") as f:
                 f.write("\n\n".join(held) + "\n")
+    if args.extra_text == "sst2_train":
+        train_files.append(write_sst2_train_text(args, p["corpus"]))
     if not os.path.exists(p["vocab"]):
         run(args, ["build_vocab.py", f"--input_file={','.join(train_files)}",
                    f"--output_file={p['vocab']}", f"--vocab_size={args.vocab_size}",
@@ -148,6 +158,33 @@ def prepare(args):
     with open(os.path.join(p["sst2"], "train.tsv"), "w", encoding="utf-8") as f:
         f.write("\n".join([header, *sample]) + "\n")
     shutil.copy(os.path.join(GLUE, "SST-2", "dev.tsv"), os.path.join(p["sst2"], "dev.tsv"))
+    # The learning-rate validation split: train = the same 2k sample, dev = --val_rows other
+    # rows of train.tsv (random.Random(val_seed) over the rows not in the sample); never dev.tsv.
+    chosen = set(sample)
+    rest = [r for r in rows if r not in chosen]
+    val = random.Random(args.val_seed).sample(rest, args.val_rows)
+    os.makedirs(p["sst2_val"], exist_ok=True)
+    shutil.copy(os.path.join(p["sst2"], "train.tsv"), os.path.join(p["sst2_val"], "train.tsv"))
+    with open(os.path.join(p["sst2_val"], "dev.tsv"), "w", encoding="utf-8") as f:
+        f.write("\n".join([header, *val]) + "\n")
+
+
+def write_sst2_train_text(args, corpus_dir):
+    """Task-adaptive pre-training text: the sentence column of SST-2 train.tsv (the labels are
+    never read; dev.tsv is never opened here), in file order, grouped into pseudo-documents of
+    --extra_doc_lines consecutive lines (one sentence a line, a blank line between documents)."""
+    with open(os.path.join(GLUE, "SST-2", "train.tsv"), encoding="utf-8") as f:
+        header, *rows = f.read().splitlines()
+    column = header.split("\t").index("sentence")
+    sentences = [r.split("\t")[column].strip() for r in rows]
+    sentences = [t for t in sentences if t]
+    n = args.extra_doc_lines
+    docs = ["\n".join(sentences[i:i + n]) for i in range(0, len(sentences), n)]
+    out = os.path.join(corpus_dir, "train_sst2_train.sentences.txt")
+    with open(out, "w", encoding="utf-8") as f:
+        f.write("\n\n".join(docs) + "\n")
+    print(f"extra text: {len(sentences)} SST-2 train sentences in {len(docs)} documents -> {out}")
+    return out
 
 
 def _keep_checkpoints(src, dst, stop):
@@ -236,7 +273,8 @@ def write_curve(args):
                                 "whole_word_dynamic_masking": bool(args.whole_word),
                                 "next_sentence": bool(args.next_sentence),
                                 "mixed_precision": args.mixed_precision,
-                                "shard_size_mb": args.shard_size_mb}}
+                                "shard_size_mb": args.shard_size_mb,
+                                "extra_text": args.extra_text}}
     with open(args.curve, "w", encoding="utf-8") as f:
         for row in rows:
             f.write(json.dumps({**meta, **row}) + "\n")
@@ -244,44 +282,54 @@ def write_curve(args):
 
 
 TASKS = {"SST-2-2k": ("sst-2", None), "MRPC": ("mrpc", os.path.join(GLUE, "MRPC")),
-         "SST-2": ("sst-2", os.path.join(GLUE, "SST-2"))}     # SST-2: the full training set
+         "SST-2": ("sst-2", os.path.join(GLUE, "SST-2")),     # SST-2: the full training set
+         "SST-2-2k-val": ("sst-2", None)}   # SST-2-2k trained, evaluated on the lr validation split
 
 
-def finetune_one(args, task, init, step, seed):
+def arm_lr(args, init):
+    """The fine-tuning learning rate of an arm: --ft_lr_pretrained / --ft_lr_random, else --ft_lr."""
+    lr = args.ft_lr_pretrained if init == "pretrained" else args.ft_lr_random
+    return args.ft_lr if lr is None else lr
+
+
+def finetune_one(args, task, init, step, seed, lr=None, results_path=None):
     p = paths(args)
+    results_path = results_path or args.results
+    lr = arm_lr(args, init) if lr is None else lr
     task_name, data_dir = TASKS[task]
-    data_dir = data_dir or p["sst2"]
-    out = os.path.join(p["finetune"], f"{task}_{init}_{step}_s{seed}")
+    data_dir = data_dir or (p["sst2_val"] if task == "SST-2-2k-val" else p["sst2"])
+    out = os.path.join(p["finetune"], f"{task}_{init}_{step}_s{seed}_lr{lr:g}")
+    recipe_task = "SST-2-2k" if task == "SST-2-2k-val" else task   # same epochs and length
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
     flags = [f"--task_name={task_name}", f"--data_dir={data_dir}", f"--output_dir={out}",
              f"--bert_config_file={p['config']}", f"--vocab_file={p['vocab']}",
              "--do_lower_case", "--do_train", "--do_eval",
-             f"--max_seq_length={args.ft_seq[task]}", f"--train_batch_size={args.ft_batch}",
-             "--eval_batch_size=64", f"--learning_rate={args.ft_lr}",
-             f"--num_train_epochs={args.ft_epochs[task]}", "--warmup_proportion=0.1",
+             f"--max_seq_length={args.ft_seq[recipe_task]}", f"--train_batch_size={args.ft_batch}",
+             "--eval_batch_size=64", f"--learning_rate={lr}",
+             f"--num_train_epochs={args.ft_epochs[recipe_task]}", "--warmup_proportion=0.1",
              "--iterations_per_loop=50", "--save_checkpoints_steps=100000", f"--seed={seed}"]
     if init == "pretrained":
         flags.append(f"--init_checkpoint={os.path.join(p['keep'], f'ckpt-{step}')}")
     seconds = run(args, ["run_classifier.py", *flags], os.path.join(out, "run.log"))
     from bert_tf.metrics.results import read_eval_results
     results = read_eval_results(os.path.join(out, "eval_results.txt"))
-    row = {"task": task, "init": init, "seed": seed, "pretrain_step": step,
+    row = {"task": task, "init": init, "seed": seed, "pretrain_step": step, "lr": lr,
            "pretrain_steps_total": args.pretrain_steps, "preset": args.preset,
            "dev_accuracy": results.get("eval_accuracy", results.get("accuracy")),
            "dev_f1": results.get("eval_f1", results.get("f1")),
            "train_steps": results.get("global_step"), "wall_seconds": seconds,
-           "recipe": {"max_seq_length": args.ft_seq[task], "batch": args.ft_batch,
-                      "lr": args.ft_lr, "epochs": args.ft_epochs[task], "warmup": 0.1,
+           "recipe": {"max_seq_length": args.ft_seq[recipe_task], "batch": args.ft_batch,
+                      "lr": lr, "epochs": args.ft_epochs[recipe_task], "warmup": 0.1,
                       "optimizer": "adamw_torch (default)", "precision": "fp32"},
            "pretrain_recipe": None if init == "random" else {
                "max_seq_length": args.max_seq_length, "batch": args.pretrain_batch,
                "lr": args.pretrain_lr, "warmup": args.pretrain_warmup,
                "whole_word_dynamic_masking": bool(args.whole_word),
                "next_sentence": bool(args.next_sentence),
-               "mixed_precision": args.mixed_precision},
+               "mixed_precision": args.mixed_precision, "extra_text": args.extra_text},
            "eval_results": results, "commit": runlog.commit(), **cpu_info()}
-    runlog.append_row(args.results, row)
+    runlog.append_row(results_path, row)
     print(json.dumps({k: row[k] for k in ("task", "init", "seed", "pretrain_step",
                                           "dev_accuracy", "dev_f1", "wall_seconds")}),
           flush=True)
@@ -310,6 +358,29 @@ def finetune(args):
         finetune_one(args, task, init, step, seed)
 
 
+def lrsearch(args):
+    """Per-arm fine-tuning learning rate: SST-2-2k training sample, evaluated on the validation
+    split (other train.tsv rows, never dev.tsv), for each lr of --lr_grid, seed --lr_seed, from
+    the final pre-trained checkpoint and from random weights. Rows go to --lr_results; prints
+    the best lr of each arm (ties: the smaller lr)."""
+    sys.path.insert(0, REPO)
+    done = {(r["init"], r["lr"]) for r in runlog.read_rows(args.lr_results)}
+    for init, step in (("pretrained", args.pretrain_steps), ("random", 0)):
+        for lr in args.lr_grid:
+            if (init, lr) not in done:
+                finetune_one(args, "SST-2-2k-val", init, step, args.lr_seed, lr=lr,
+                             results_path=args.lr_results)
+    rows = runlog.read_rows(args.lr_results)
+    print("| init | lr | validation accuracy |\n|---|---|---|")
+    for init in ("pretrained", "random"):
+        sel = sorted((r for r in rows if r["init"] == init), key=lambda r: r["lr"])
+        for r in sel:
+            print(f"| {init} | {r['lr']:g} | {100 * r['dev_accuracy']:.2f} |")
+        if sel:
+            best = max(sel, key=lambda r: (r["dev_accuracy"], -r["lr"]))
+            print(f"| {init} | best: {best['lr']:g} | |")
+
+
 def _mean_std(values):
     values = [v for v in values if v is not None]
     if not values:
@@ -322,13 +393,14 @@ def _mean_std(values):
 def summarize(args):
     rows = runlog.read_rows(args.results)
     final = args.pretrain_steps
-    lines = ["| task | init | pre-training steps | dev accuracy | dev F1 | seeds |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| task | init | pre-training steps | fine-tuning lr | dev accuracy | dev F1 | seeds |",
+             "|---|---|---|---|---|---|---|"]
     for task in args.tasks:
         for init, step in (("pretrained", final), ("random", 0)):
             sel = [r for r in rows if r["task"] == task and r["init"] == init
                    and r["pretrain_step"] == step]
-            lines.append(f"| {task} | {init} | {step} | "
+            lrs = ",".join(sorted({f"{r.get('lr', r['recipe']['lr']):g}" for r in sel}))
+            lines.append(f"| {task} | {init} | {step} | {lrs} | "
                          f"{_mean_std([r['dev_accuracy'] for r in sel])} | "
                          f"{_mean_std([r['dev_f1'] for r in sel]) if task == 'MRPC' else '–'} | "
                          f"{','.join(str(r['seed']) for r in sel)} |")
@@ -346,7 +418,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--stage", default="all",
-                        choices=["all", "prepare", "pretrain", "curve", "finetune", "summarize"])
+                        choices=["all", "prepare", "pretrain", "curve", "lrsearch", "finetune",
+                                 "summarize"])
     parser.add_argument("--work_dir", default="/tmp/pp/run")
     parser.add_argument("--results", default=RESULTS)
     parser.add_argument("--curve", default=CURVE)
@@ -377,12 +450,29 @@ def main():
     parser.add_argument("--curve_seeds", type=int, default=1)
     parser.add_argument("--curve_steps", default="715,1430,2145")
     parser.add_argument("--ft_lr", type=float, default=1e-4)
+    parser.add_argument("--ft_lr_pretrained", type=float, default=None,
+                        help="fine-tuning lr of the pre-trained arm (default: --ft_lr)")
+    parser.add_argument("--ft_lr_random", type=float, default=None,
+                        help="fine-tuning lr of the random-weights arm (default: --ft_lr)")
+    parser.add_argument("--lr_grid", default="1e-4,3e-4,1e-3")
+    parser.add_argument("--lr_seed", type=int, default=1)
+    parser.add_argument("--lr_results", default=os.path.join(
+        REPO, "quality", "results", "pretraining_pays_lr.jsonl"))
+    parser.add_argument("--val_rows", type=int, default=1000,
+                        help="rows of SST-2 train.tsv outside the 2k sample: the lr validation set")
+    parser.add_argument("--val_seed", type=int, default=1)
+    parser.add_argument("--extra_text", default="", choices=["", "sst2_train"],
+                        help="sst2_train: add the sentences of SST-2 train.tsv (no labels) to "
+                             "the pre-training text and the vocabulary's text (task-adaptive)")
+    parser.add_argument("--extra_doc_lines", type=int, default=50,
+                        help="consecutive SST-2 lines per pseudo-document")
     parser.add_argument("--ft_batch", type=int, default=32)
     parser.add_argument("--ft_epochs", default="SST-2-2k=5,MRPC=3,SST-2=1")
     parser.add_argument("--ft_seq", default="SST-2-2k=64,MRPC=128,SST-2=64")
     args = parser.parse_args()
     args.tasks = args.tasks.split(",")
     args.seeds = [int(s) for s in args.seeds.split(",")]
+    args.lr_grid = [float(v) for v in args.lr_grid.split(",")]
     args.curve_steps = [int(s) for s in args.curve_steps.split(",") if s]
     args.ft_epochs = {k: float(v) for k, v in (kv.split("=") for kv in args.ft_epochs.split(","))}
     args.ft_seq = {k: int(v) for k, v in (kv.split("=") for kv in args.ft_seq.split(","))}
@@ -390,7 +480,7 @@ def main():
     stages = (["prepare", "pretrain", "finetune", "summarize"] if args.stage == "all"
               else [args.stage])
     for stage in stages:
-        {"prepare": prepare, "pretrain": pretrain, "curve": write_curve,
+        {"prepare": prepare, "pretrain": pretrain, "curve": write_curve, "lrsearch": lrsearch,
          "finetune": finetune, "summarize": summarize}[stage](args)
 
 
