@@ -57,6 +57,13 @@ def _fork_context(env):
     return _context
 
 
+def start_server(env=None):
+    """Starts the server now, without waiting for its imports (the first fork waits for them):
+    a caller that will start runners later gets the seconds of importing for free meanwhile."""
+    if available():
+        _fork_context(dict(os.environ if env is None else env))
+
+
 class _Fd:
     """A file descriptor handed to the forked child (sent to the server with the process)."""
 

@@ -15,6 +15,19 @@ pytest_plugins = ["tiers", "fixtures_runs", "fixtures_serving", "fixtures_export
                   "fixtures_pretraining"]
 
 
+def pytest_sessionstart(session):
+    """Starts bert_tf.processes' fork server in each test process (not in xdist's controller)
+    and waits for its imports (~5 s) before the first test: otherwise whichever test first
+    starts a runner process pays them, or the tests beside the import run slower, and neither
+    is what the profile measured."""
+    if hasattr(session.config, "workerinput") or not session.config.getoption("numprocesses",
+                                                                                None):
+        import sys
+
+        from bert_tf import processes
+        processes.run([sys.executable, "-c", "pass"], check=True)
+
+
 @pytest.fixture(scope="session")
 def minilm_encoder():
     """all-MiniLM-L6-v2 (real weights) loaded through bert_tf.load_encoder; shared, read-only."""

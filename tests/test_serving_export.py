@@ -130,6 +130,9 @@ def test_saved_model_cli_lists_the_documented_signatures():
     assert "args_0" not in out.stdout
 
 
+# Slow whatever the profile says: the export of each kind is a process-wide cache, built by
+# whichever test asks for it first (see test_export_writes_the_tf_serving_layout).
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["classifier", "regression", "tagger", "encoder",
                                   "multiple_choice", "fill_mask", "embedding"])
 def test_every_task_has_the_documented_signatures(kind):

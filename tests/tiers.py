@@ -26,7 +26,10 @@ import pytest
 PROFILE = Path(__file__).with_name("profile.jsonl")
 TEST_SECONDS = 1.0
 FIXTURE_SECONDS = 3.0
-TOLERANCE = 2.0
+# 3: with the slow tests left out, the first fast test of a worker to use something shared (a
+# tokenizer's or step's trace, a fixture's model) pays for it; measured 2.0-3.1 s for tests of
+# 0.4-1.0 s in the profile (2026-12-02).
+TOLERANCE = 3.0
 
 _COST = pytest.StashKey[dict]()
 

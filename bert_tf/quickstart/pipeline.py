@@ -364,6 +364,8 @@ class Pipeline:
         print(f"bert_tf quickstart: output in {os.path.abspath(self.out)} "
               f"(Python {'.'.join(map(str, sys.version_info[:3]))}, settings: "
               f"{'smoke' if self.s == SMOKE else 'default'})")
+        # The stages' fork server imports TensorFlow while the first, pure-Python stage runs.
+        processes.start_server(dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
         for stage in self.stages():
             self.run(stage)
         wall = time.perf_counter() - started
