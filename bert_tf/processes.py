@@ -78,9 +78,9 @@ class _Fd:
         return dup.detach()
 
 
-def _save_coverage():
-    """Under `coverage run`/`pytest --cov` the child's coverage is kept: os._exit skips the
-    atexit hook that would save it."""
+def save_coverage():
+    """Under `coverage run`/`pytest --cov` a forked child's coverage is kept: os._exit skips
+    the atexit hook that would save it. For every child that leaves by os._exit."""
     coverage = sys.modules.get("coverage")
     current = coverage.Coverage.current() if coverage is not None else None
     if current is not None:
@@ -137,7 +137,7 @@ def _child(argv, env, cwd, fds):
     finally:
         try:
             atexit._run_exitfuncs()
-            _save_coverage()
+            save_coverage()
             sys.stdout.flush()
             sys.stderr.flush()
         finally:

@@ -21,6 +21,8 @@ import numpy  # noqa: F401
 import tensorflow  # noqa: F401
 import tensorflow_text  # noqa: F401
 
+from bert_tf import processes  # noqa: E402
+
 CHILD_SECONDS = 120
 
 
@@ -58,21 +60,8 @@ def run_child(kind, name, help_flag, out, err):
         code = 1
     sys.stdout.flush()
     sys.stderr.flush()
-    _save_coverage()
+    processes.save_coverage()
     os._exit(code)
-
-
-def _save_coverage():
-    """Under `pytest --cov` (coverage's subprocess patch) the child's coverage is kept too:
-    os._exit skips the atexit hook that would save it."""
-    try:
-        import coverage
-    except ImportError:
-        return
-    current = coverage.Coverage.current()
-    if current is not None:
-        current.stop()
-        current.save()
 
 
 def help_of(kind, name, help_flag):
