@@ -25,10 +25,12 @@ import threading
 import traceback
 from multiprocessing import reduction
 
-# Imported once by the server (the libraries every runner imports; importing runs no op). A
-# name that fails to import is skipped by multiprocessing.
+# Imported once by the server (the libraries every runner imports, and the tokenizer's code
+# point tables; importing runs no op). A name that fails to import is skipped by
+# multiprocessing.
 PRELOAD = ["numpy", "tensorflow", "keras", "tensorflow_text", "absl.app", "bert_tf.cli",
-           "bert_tf.jobs.classifier", "bert_tf.jobs.pretraining", "bert_tf.jobs.squad"]
+           "bert_tf.jobs.classifier", "bert_tf.jobs.pretraining", "bert_tf.jobs.squad",
+           "bert_tf.tokenization.tables_built"]
 ENV_SWITCH = "BERT_TF_FORK_SERVER"
 
 _lock = threading.Lock()

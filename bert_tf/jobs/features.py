@@ -229,7 +229,7 @@ def make_feature_fn(encoder, layer_indexes, pooling="none"):
     from bert_tf.model.sentence_pooling import pool_tokens
     spec = tf.TensorSpec([None, None], tf.int32)
 
-    @tf.function(input_signature=[spec, spec, spec])
+    @tf.function(input_signature=[spec, spec, spec], autograph=False)
     def features(input_ids, input_mask, segment_ids):
         out = encoder({"input_ids": input_ids, "input_mask": input_mask,
                        "segment_ids": segment_ids}, training=False)

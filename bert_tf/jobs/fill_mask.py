@@ -147,7 +147,7 @@ def make_predict_fn(model, top_k, excluded_ids):
     excluded = tf.constant(excluded)
     spec = tf.TensorSpec([None, None], tf.int32)
 
-    @tf.function(input_signature=[spec, spec, spec, spec])
+    @tf.function(input_signature=[spec, spec, spec, spec], autograph=False)
     def predict(input_ids, input_mask, segment_ids, positions):
         logits = model({"input_ids": input_ids, "input_mask": input_mask,
                         "segment_ids": segment_ids, "masked_lm_positions": positions},

@@ -39,7 +39,7 @@ def teacher_word_logits(teacher, units, batch_size, default_stride):
     model = BertTokenClassifier(BertEncoder(teacher.config), len(teacher.labels))
     logger.info("teacher: %s", load_weights(model, teacher.path, require_heads=True).summary())
 
-    @tf.function(reduce_retracing=True)
+    @tf.function(reduce_retracing=True, autograph=False)
     def forward(batch):
         outputs = model({k: batch[k] for k in MODEL_KEYS}, training=False)
         return tf.cast(outputs["logits"], tf.float32)

@@ -36,7 +36,7 @@ def teacher_span_logits(teacher, record_path, num_features, seq_length, batch_si
     model = BertSpanLabeler(BertEncoder(teacher.config))
     logger.info("teacher: %s", load_weights(model, teacher.path, require_heads=True).summary())
 
-    @tf.function(reduce_retracing=True)
+    @tf.function(reduce_retracing=True, autograph=False)
     def forward(batch):
         outputs = model({k: batch[k] for k in MODEL_INPUTS}, training=False)
         return (tf.cast(outputs["start_logits"], tf.float32),

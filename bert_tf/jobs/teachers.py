@@ -178,7 +178,7 @@ def teacher_targets(teacher, columns, batch_size, cls_layers=None):
         preprocessor=preprocessor, is_regression=teacher.is_regression)
     keys = pipeline.MODEL_KEYS + ("window_example",)
 
-    @tf.function(reduce_retracing=True)
+    @tf.function(reduce_retracing=True, autograph=False)
     def forward(features):
         outputs = model({k: features[k] for k in keys if k in features}, training=False)
         found = {"teacher_logits": tf.cast(outputs["logits"], tf.float32)}

@@ -112,3 +112,11 @@ def stable_punctuation(lower_case):
     marks = set(nonspacing_marks().tolist())
     return tuple(cp for cp in _text.punctuation_chars()
                  if cp > 0x7F and cp not in keys and cp not in marks)
+
+
+def build_all():
+    """Builds every table above for both casings (each is cached for the process)."""
+    for lower_case in (False, True):
+        stable_punctuation(lower_case)     # and mapping_table(lower_case)
+    deleted_keys(), split_patterns(), sigma_context_keys()
+    nonspacing_marks(), combining_classes()

@@ -83,19 +83,22 @@ class Trainer:
             self.manager = tf.train.CheckpointManager(
                 self.checkpoint, self._checkpoint_dir(), max_to_keep=keep_checkpoints,
                 step_counter=self.optimizer.iterations)
-        self._grad_fn = tf.function(self._gradients, jit_compile=jit_compile)
+        # autograph=False throughout: no step code branches or loops on tensors (the loops are
+        # tf.while_loop / dataset.reduce), and converting it cost ~0.1 s per function per run.
+        self._grad_fn = tf.function(self._gradients, jit_compile=jit_compile, autograph=False)
         # With XLA on one replica and no accumulation, gradients and update compile into one
         # program: XLA frees each gradient once applied instead of returning all of them (peak
         # RSS of a `base` classification step: -350 MB). Cross-replica all-reduce cannot run
         # inside an XLA function, so other strategies apply outside it.
         self.fused_update = (jit_compile and self.accumulation == 1
                              and self.strategy.num_replicas_in_sync == 1)
-        self._fused_fn = tf.function(self._gradients_and_update, jit_compile=True)
-        self._forward_fn = tf.function(self._forward, jit_compile=jit_compile)
+        self._fused_fn = tf.function(self._gradients_and_update, jit_compile=True,
+                                     autograph=False)
+        self._forward_fn = tf.function(self._forward, jit_compile=jit_compile, autograph=False)
         # One function for every predict() call (periodic evaluation would otherwise retrace
         # and recompile each time); shapes are relaxed so variable-length batches share it.
         self._predict_fn = tf.function(self._predict_step, jit_compile=jit_compile,
-                                       reduce_retracing=True)
+                                       reduce_retracing=True, autograph=False)
 
     # ------------------------------------------------------------------ state
     @staticmethod
@@ -207,18 +210,22 @@ class Trainer:
     def _metric_keys(self):
         return [f"{m}/{part}" for m in self.objective.metric_names for part in ("sum", "count")]
 
-    @tf.function
+    @tf.function(autograph=False)
     def _train_loop(self, iterator, steps):
         # The step is traced once, inside the loop (forward, backward and the optimizer's
         # per-variable update graph are most of a small run's tracing time).
-        totals = {k: tf.constant(0.0) for k in ["loss"] + self._metric_keys()}
-        for _ in tf.range(steps):
+        keys = ["loss"] + self._metric_keys()
+
+        def body(i, totals):
             step = self._reduce(self.strategy.run(self._replica_train_step,
                                                   args=(next(iterator),)))
-            if set(step) != set(totals):
+            if set(step) != set(keys):
                 raise ValueError(f"{type(self.objective).__name__}: metrics() gave "
-                                 f"{sorted(step)}, its metric_names say {sorted(totals)}")
-            totals = {k: totals[k] + step[k] for k in totals}
+                                 f"{sorted(step)}, its metric_names say {sorted(keys)}")
+            return i + 1, {k: totals[k] + step[k] for k in keys}
+
+        _, totals = tf.while_loop(lambda i, _: i < steps, body,
+                                  (tf.constant(0), {k: tf.constant(0.0) for k in keys}))
         return totals
 
     def _eval_keys(self):
@@ -226,15 +233,16 @@ class Trainer:
         keys += [f"loss_{t}/{part}" for t in self.objective.loss_terms for part in ("num", "den")]
         return keys
 
-    @tf.function
+    @tf.function(autograph=False)
     def _eval_loop(self, dataset):
-        totals = {k: tf.constant(0.0) for k in self._eval_keys()}
-        batches = tf.constant(0)
-        for features in dataset:
+        keys = self._eval_keys()
+
+        def add(state, features):
+            totals, batches = state
             step = self._reduce(self.strategy.run(self._forward_fn, args=(features,)))
-            totals = {k: totals[k] + step[k] for k in totals}
-            batches += 1
-        return totals, batches
+            return {k: totals[k] + step[k] for k in keys}, batches + 1
+
+        return dataset.reduce(({k: tf.constant(0.0) for k in keys}, tf.constant(0)), add)
 
     # ------------------------------------------------------------------ public loops
     def _distribute(self, dataset_fn, autotune=False):
