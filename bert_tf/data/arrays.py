@@ -31,6 +31,7 @@ def arrays_dataset(arrays, batch_size, is_training, seed=None, input_context=Non
         ds = ds.shuffle(len(arrays["input_ids"]), seed=seed, reshuffle_each_iteration=True)
         ds = ds.repeat()
     ds = ds.batch(batch_size, drop_remainder=is_training)
-    ds = ds.map(lambda b: _trim_to_longest(b, shape[-1], sequence_keys, len(shape) - 1),
-                num_parallel_calls=tf.data.AUTOTUNE)
+    trim = tf.autograph.experimental.do_not_convert(   # no tensor control flow
+        lambda b: _trim_to_longest(b, shape[-1], sequence_keys, len(shape) - 1))
+    ds = ds.map(trim, num_parallel_calls=tf.data.AUTOTUNE)
     return ds.prefetch(tf.data.AUTOTUNE)

@@ -244,8 +244,8 @@ def with_teacher_targets(dataset_fn, targets, row=lambda features: features["exa
 
     def fn(input_context):
         tables = {name: tf.constant(values) for name, values in targets.items()}  # float16 too
-        return dataset_fn(input_context).map(
+        return dataset_fn(input_context).map(tf.autograph.experimental.do_not_convert(
             lambda features: dict(features, **{
                 name: tf.cast(tf.gather(table, row(features)), tf.float32)
-                for name, table in tables.items()}))
+                for name, table in tables.items()})))
     return fn

@@ -142,6 +142,13 @@ def trim_padding(features, length_multiple, max_seq_length):
     return {k: v[:, :length] if k in MODEL_KEYS else v for k, v in features.items()}
 
 
+def _map(dataset, fn):
+    """dataset.map in parallel, in order, without autograph: these functions branch on Python
+    values only, and tf.data would otherwise convert each one again for every dataset."""
+    return dataset.map(tf.autograph.experimental.do_not_convert(fn),
+                       num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+
+
 def classifier_dataset(source, batch_size, *, is_training, max_seq_length, preprocessor=None,
                        is_regression=False, seed=None, input_context=None, length_multiple=16,
                        pad_to_max_length=False, sort_window=4096, drop_remainder=None):
@@ -182,19 +189,17 @@ def classifier_dataset(source, batch_size, *, is_training, max_seq_length, prepr
         dataset = dataset.repeat()
         dataset = dataset.batch(batch_size, drop_remainder=True if drop_remainder is None
                                 else drop_remainder)
-        dataset = dataset.map(to_features, num_parallel_calls=autotune, deterministic=True)
+        dataset = _map(dataset, to_features)
     elif pad_to_max_length or windows:
         dataset = dataset.batch(batch_size, drop_remainder=bool(drop_remainder))
-        dataset = dataset.map(to_features, num_parallel_calls=autotune, deterministic=True)
+        dataset = _map(dataset, to_features)
     else:
         window = max(int(sort_window), batch_size)
         dataset = dataset.batch(window)
-        dataset = dataset.map(lambda batch: sort_by_length(to_features(batch)),
-                              num_parallel_calls=autotune, deterministic=True)
+        dataset = _map(dataset, lambda batch: sort_by_length(to_features(batch)))
         dataset = dataset.unbatch().batch(batch_size, drop_remainder=bool(drop_remainder))
     if not pad_to_max_length:
-        dataset = dataset.map(lambda f: trim_padding(f, length_multiple, max_seq_length),
-                              num_parallel_calls=autotune, deterministic=True)
+        dataset = _map(dataset, lambda f: trim_padding(f, length_multiple, max_seq_length))
     return dataset.prefetch(autotune)
 
 
@@ -203,8 +208,7 @@ def tokenize_in_memory(columns, preprocessor, batch_size=1024):
     example_index), tokenized once through tf.data: a source for datasets read many times
     (periodic evaluation), which then skip the tokenizer's start-up on every pass."""
     dataset = tf.data.Dataset.from_tensor_slices(columns.as_dict()).batch(batch_size)
-    dataset = dataset.map(_tokenizer(preprocessor), num_parallel_calls=tf.data.AUTOTUNE,
-                          deterministic=True)
+    dataset = _map(dataset, _tokenizer(preprocessor))
     parts = [{k: v.numpy() for k, v in batch.items()} for batch in dataset]
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
@@ -236,8 +240,7 @@ def write_feature_cache(columns, preprocessor, path, fingerprint, batch_size=102
     (atomically), then `path`.json with the fingerprint. Returns the path."""
     start = time.perf_counter()
     dataset = tf.data.Dataset.from_tensor_slices(columns.as_dict()).batch(batch_size)
-    dataset = dataset.map(_tokenizer(preprocessor), num_parallel_calls=tf.data.AUTOTUNE,
-                          deterministic=True).prefetch(tf.data.AUTOTUNE)
+    dataset = _map(dataset, _tokenizer(preprocessor)).prefetch(tf.data.AUTOTUNE)
     written, last_log = 0, start
     with fileio.atomic_path(path) as tmp, tf.io.TFRecordWriter(tmp) as writer:
         for batch in dataset:

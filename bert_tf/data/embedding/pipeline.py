@@ -57,7 +57,8 @@ def training_dataset(table, text_columns, preprocessor, batch_size, seed=None,
         return _trim(features, keys, preprocessor.seq_length)
 
     dataset = dataset.batch(batch_size, drop_remainder=True)
-    dataset = dataset.map(tokenize, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    dataset = dataset.map(tf.autograph.experimental.do_not_convert(tokenize),
+                          num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
     return dataset.prefetch(tf.data.AUTOTUNE)
 
 
@@ -75,5 +76,6 @@ def texts_dataset(texts, preprocessor, batch_size, input_context=None):
         return _trim(features, MODEL_KEYS, preprocessor.seq_length)
 
     dataset = dataset.batch(batch_size)
-    dataset = dataset.map(tokenize, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    dataset = dataset.map(tf.autograph.experimental.do_not_convert(tokenize),
+                          num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
     return dataset.prefetch(tf.data.AUTOTUNE)

@@ -173,7 +173,8 @@ def make_pretraining_dataset(input_patterns, batch_size, max_seq_length,
     else:
         def parse(serialized):
             return _parse(serialized, feature_spec)
-    d = d.map(parse, num_parallel_calls=tf.data.AUTOTUNE)
+    d = d.map(tf.autograph.experimental.do_not_convert(parse),   # no tensor control flow
+              num_parallel_calls=tf.data.AUTOTUNE)
     return d.with_options(options).prefetch(tf.data.AUTOTUNE)
 
 

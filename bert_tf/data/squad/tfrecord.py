@@ -104,4 +104,5 @@ def read_feature_dataset(input_files, seq_length, is_training, batch_size,
     if repeat:
         ds = ds.repeat()
     ds = ds.batch(batch_size, drop_remainder=drop_remainder)
-    return ds.map(decode, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+    return ds.map(tf.autograph.experimental.do_not_convert(decode),
+                  num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
