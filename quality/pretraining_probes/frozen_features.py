@@ -15,11 +15,10 @@ import csv
 import json
 import os
 import platform
-import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, ROOT)
+sys.path[:0] = [ROOT, os.path.join(ROOT, "quality")]
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 DEV = os.path.join(os.path.dirname(ROOT), "shared", "data", "glue", "SST-2", "dev.tsv")
 
@@ -30,47 +29,65 @@ def rows(path):
         return [(r["sentence"], int(r["label"])) for r in reader]
 
 
-def encode(encoder, tokenizer, texts, seq_length, batch=64):
+def setup(work_dir, init, seed, seq_length):
+    """(encoder, (train ids, labels), (dev ids, labels)): the work dir's config with `init`'s
+    weights (or random ones), and SST-2-2k train / SST-2 dev as [CLS] text [SEP] ids."""
     import numpy as np
-    import tensorflow as tf
+    import keras
+    from bert_tf import BertConfig
+    from bert_tf.checkpoints import load_weights
+    from bert_tf.model import BertEncoder
+    from portable_exports import features
+    keras.utils.set_random_seed(seed)
+    encoder = BertEncoder(BertConfig.from_json_file(os.path.join(work_dir, "bert_config.json")))
+    if init != "random":
+        load_weights(encoder, init)
+    vocab = os.path.join(work_dir, "vocab.txt")
+    data = []
+    for split in (rows(os.path.join(work_dir, "sst2_2k", "train.tsv")), rows(DEV)):
+        ids = features(vocab, [t for t, _ in split], seq_length)["input_ids"]
+        data.append((ids, np.array([label for _, label in split])))
+    return encoder, data[0], data[1]
+
+
+def meta():
+    """The commit and the CPU of a result line."""
+    import runlog
+    from pretraining_pays import cpu_info
+    return {"commit": runlog.commit(), **cpu_info(), "machine": platform.machine()}
+
+
+def encode(encoder, input_ids, batch=64):
+    """{name: [N, H]}: [CLS] and mean-pooled vectors of the embedding output and every block,
+    and the pooler output."""
+    import numpy as np
+    from bert_tf.model.sentence_pooling import pool_tokens
     feats = {}
-    for i in range(0, len(texts), batch):
-        ids = [tokenizer.convert_tokens_to_ids(["[CLS]"] + tokenizer.tokenize(t)[:seq_length - 2]
-                                               + ["[SEP]"]) for t in texts[i:i + batch]]
-        width = max(map(len, ids))
-        input_ids = np.array([x + [0] * (width - len(x)) for x in ids], np.int32)
-        mask = (input_ids != 0).astype(np.int32)
-        out = encoder({"input_ids": input_ids, "input_mask": mask,
+    for i in range(0, len(input_ids), batch):
+        ids = input_ids[i:i + batch]
+        mask = (ids > 0).astype(np.int32)
+        out = encoder({"input_ids": ids, "input_mask": mask,
                        "segment_ids": np.zeros_like(mask)}, training=False)
-        m = tf.cast(mask[..., None], tf.float32)
-        layers = [out["embedding_output"]] + list(out["encoder_outputs"]) \
-            if "embedding_output" in out else list(out["encoder_outputs"])
-        for j, h in enumerate(layers):
-            h = tf.cast(h, tf.float32)
-            feats.setdefault(f"layer{j}_cls", []).append(h[:, 0].numpy())
-            feats.setdefault(f"layer{j}_mean", []).append(
-                (tf.reduce_sum(h * m, 1) / tf.reduce_sum(m, 1)).numpy())
-        feats.setdefault("pooler", []).append(tf.cast(out["pooled_output"], tf.float32).numpy())
+        for j, h in enumerate([out["embedding_output"]] + list(out["encoder_outputs"])):
+            for mode in ("cls", "mean"):
+                feats.setdefault(f"layer{j}_{mode}", []).append(
+                    np.asarray(pool_tokens(h, mask, mode)))
+        feats.setdefault("pooler", []).append(np.asarray(out["pooled_output"], np.float32))
     return {k: np.concatenate(v) for k, v in feats.items()}
 
 
 def logistic(train_x, train_y, dev_x, dev_y, epochs=300, l2=1e-3, lr=0.05):
-    import numpy as np
-    import tensorflow as tf
+    """(dev, train) accuracy of an L2-regularised logistic regression on standardised
+    features, trained full-batch with Adam."""
+    import keras
     mu, sd = train_x.mean(0), train_x.std(0) + 1e-6
-    x, dx = (train_x - mu) / sd, (dev_x - mu) / sd
-    w = tf.Variable(tf.zeros([x.shape[1], 1])); b = tf.Variable(tf.zeros([1]))
-    opt = tf.keras.optimizers.Adam(lr)
-    xt, yt = tf.constant(x, tf.float32), tf.constant(train_y[:, None], tf.float32)
-    for _ in range(epochs):
-        with tf.GradientTape() as tape:
-            logits = xt @ w + b
-            loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(yt, logits)) \
-                + l2 * tf.reduce_sum(w * w)
-        opt.apply_gradients(zip(tape.gradient(loss, [w, b]), [w, b]))
-    pred = (dx @ w.numpy() + b.numpy())[:, 0] > 0
-    train_acc = float((((x @ w.numpy() + b.numpy())[:, 0] > 0) == train_y).mean())
-    return float((pred == dev_y).mean()), train_acc
+    model = keras.Sequential([keras.layers.Dense(
+        1, kernel_initializer="zeros", kernel_regularizer=keras.regularizers.L2(l2))])
+    model.compile(keras.optimizers.Adam(lr), keras.losses.BinaryCrossentropy(from_logits=True))
+    model.fit((train_x - mu) / sd, train_y, batch_size=len(train_x), epochs=epochs, verbose=0)
+    accuracy = lambda x, y: float(((model.predict((x - mu) / sd, verbose=0)[:, 0] > 0)  # noqa: E731
+                                   == y).mean())
+    return accuracy(dev_x, dev_y), accuracy(train_x, train_y)
 
 
 def main():
@@ -82,36 +99,15 @@ def main():
     p.add_argument("--seq_length", type=int, default=64)
     p.add_argument("--jsonl", required=True)
     args = p.parse_args()
-    import numpy as np
-    import keras
-    from bert_tf import BertConfig
-    from bert_tf.model import BertEncoder
-    from bert_tf.checkpoints import load_weights
-    from bert_tf.tokenization.full import FullTokenizer
-    keras.utils.set_random_seed(args.seed)
-    config = BertConfig.from_json_file(os.path.join(args.work_dir, "bert_config.json"))
-    encoder = BertEncoder(config)
-    if args.init != "random":
-        load_weights(encoder, args.init)
-    tok = FullTokenizer(os.path.join(args.work_dir, "vocab.txt"), do_lower_case=True)
-    train = rows(os.path.join(args.work_dir, "sst2_2k", "train.tsv"))
-    dev = rows(DEV)
-    tx = encode(encoder, tok, [t for t, _ in train], args.seq_length)
-    dx = encode(encoder, tok, [t for t, _ in dev], args.seq_length)
-    ty, dy = np.array([l for _, l in train]), np.array([l for _, l in dev])
-    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip()
-    flags = [f for f in ("avx512_vnni", "avx512_bf16", "avx2")
-             if f in open("/proc/cpuinfo").read()]
-    with open(args.jsonl, "a", encoding="utf-8") as f:
-        for name in tx:
-            acc, train_acc = logistic(tx[name], ty, dx[name], dy)
-            line = {"init": args.init, "seed": args.seed, "features": name,
-                    "dev_accuracy": acc, "train_accuracy": train_acc, "train": len(ty),
-                    "dev": len(dy), "commit": commit, "cpu_flags": flags,
-                    "machine": platform.machine()}
-            print(json.dumps(line), flush=True)
-            f.write(json.dumps(line) + "\n")
+    import runlog
+    encoder, (x, y), (dx, dy) = setup(args.work_dir, args.init, args.seed, args.seq_length)
+    tx, vx = encode(encoder, x), encode(encoder, dx)
+    for name in tx:
+        acc, train_acc = logistic(tx[name], y, vx[name], dy)
+        line = {"init": args.init, "seed": args.seed, "features": name, "dev_accuracy": acc,
+                "train_accuracy": train_acc, "train": len(y), "dev": len(dy), **meta()}
+        print(json.dumps(line), flush=True)
+        runlog.append_row(args.jsonl, line)
 
 
 if __name__ == "__main__":
