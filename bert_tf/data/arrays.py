@@ -3,6 +3,8 @@ to its longest sequence so short inputs are not padded to max_seq_length."""
 
 import tensorflow as tf
 
+from bert_tf.data.maps import graph_map
+
 PAD_MULTIPLE = 8   # batch lengths are rounded up to this, so few distinct shapes occur
 
 
@@ -31,7 +33,6 @@ def arrays_dataset(arrays, batch_size, is_training, seed=None, input_context=Non
         ds = ds.shuffle(len(arrays["input_ids"]), seed=seed, reshuffle_each_iteration=True)
         ds = ds.repeat()
     ds = ds.batch(batch_size, drop_remainder=is_training)
-    trim = tf.autograph.experimental.do_not_convert(   # no tensor control flow
-        lambda b: _trim_to_longest(b, shape[-1], sequence_keys, len(shape) - 1))
-    ds = ds.map(trim, num_parallel_calls=tf.data.AUTOTUNE)
+    ds = graph_map(ds, lambda b: _trim_to_longest(b, shape[-1], sequence_keys,
+                                                  len(shape) - 1))
     return ds.prefetch(tf.data.AUTOTUNE)

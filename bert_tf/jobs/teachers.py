@@ -242,10 +242,11 @@ def with_teacher_targets(dataset_fn, targets, row=lambda features: features["exa
     e.g. teacher_logits [B, C]) picked by `row` of the batch's features (its example_index)."""
     import tensorflow as tf
 
+    from bert_tf.data.maps import graph_map
+
     def fn(input_context):
         tables = {name: tf.constant(values) for name, values in targets.items()}  # float16 too
-        return dataset_fn(input_context).map(tf.autograph.experimental.do_not_convert(
-            lambda features: dict(features, **{
-                name: tf.cast(tf.gather(table, row(features)), tf.float32)
-                for name, table in tables.items()})))
+        return graph_map(dataset_fn(input_context), lambda features: dict(features, **{
+            name: tf.cast(tf.gather(table, row(features)), tf.float32)
+            for name, table in tables.items()}), parallel=False)
     return fn

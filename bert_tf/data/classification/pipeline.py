@@ -32,6 +32,7 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf import fileio
+from bert_tf.data.maps import graph_map
 
 logger = logging.getLogger("bert_tf")
 
@@ -142,13 +143,6 @@ def trim_padding(features, length_multiple, max_seq_length):
     return {k: v[:, :length] if k in MODEL_KEYS else v for k, v in features.items()}
 
 
-def _map(dataset, fn):
-    """dataset.map in parallel, in order, without autograph: these functions branch on Python
-    values only, and tf.data would otherwise convert each one again for every dataset."""
-    return dataset.map(tf.autograph.experimental.do_not_convert(fn),
-                       num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
-
-
 def classifier_dataset(source, batch_size, *, is_training, max_seq_length, preprocessor=None,
                        is_regression=False, seed=None, input_context=None, length_multiple=16,
                        pad_to_max_length=False, sort_window=4096, drop_remainder=None):
@@ -183,24 +177,26 @@ def classifier_dataset(source, batch_size, *, is_training, max_seq_length, prepr
     if input_context is not None and input_context.num_input_pipelines > 1:
         dataset = dataset.shard(input_context.num_input_pipelines,
                                 input_context.input_pipeline_id)
-    autotune = tf.data.AUTOTUNE
     if is_training:
         dataset = dataset.shuffle(num_examples, seed=seed, reshuffle_each_iteration=True)
         dataset = dataset.repeat()
         dataset = dataset.batch(batch_size, drop_remainder=True if drop_remainder is None
                                 else drop_remainder)
-        dataset = _map(dataset, to_features)
+        dataset = graph_map(dataset, to_features, deterministic=True)
     elif pad_to_max_length or windows:
         dataset = dataset.batch(batch_size, drop_remainder=bool(drop_remainder))
-        dataset = _map(dataset, to_features)
+        dataset = graph_map(dataset, to_features, deterministic=True)
     else:
         window = max(int(sort_window), batch_size)
         dataset = dataset.batch(window)
-        dataset = _map(dataset, lambda batch: sort_by_length(to_features(batch)))
+        dataset = graph_map(dataset, lambda batch: sort_by_length(to_features(batch)),
+                            deterministic=True)
         dataset = dataset.unbatch().batch(batch_size, drop_remainder=bool(drop_remainder))
     if not pad_to_max_length:
-        dataset = _map(dataset, lambda f: trim_padding(f, length_multiple, max_seq_length))
-    return dataset.prefetch(autotune)
+        dataset = graph_map(dataset,
+                            lambda f: trim_padding(f, length_multiple, max_seq_length),
+                            deterministic=True)
+    return dataset.prefetch(tf.data.AUTOTUNE)
 
 
 def tokenize_in_memory(columns, preprocessor, batch_size=1024):
@@ -208,7 +204,7 @@ def tokenize_in_memory(columns, preprocessor, batch_size=1024):
     example_index), tokenized once through tf.data: a source for datasets read many times
     (periodic evaluation), which then skip the tokenizer's start-up on every pass."""
     dataset = tf.data.Dataset.from_tensor_slices(columns.as_dict()).batch(batch_size)
-    dataset = _map(dataset, _tokenizer(preprocessor))
+    dataset = graph_map(dataset, _tokenizer(preprocessor), deterministic=True)
     parts = [{k: v.numpy() for k, v in batch.items()} for batch in dataset]
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
@@ -240,7 +236,8 @@ def write_feature_cache(columns, preprocessor, path, fingerprint, batch_size=102
     (atomically), then `path`.json with the fingerprint. Returns the path."""
     start = time.perf_counter()
     dataset = tf.data.Dataset.from_tensor_slices(columns.as_dict()).batch(batch_size)
-    dataset = _map(dataset, _tokenizer(preprocessor)).prefetch(tf.data.AUTOTUNE)
+    dataset = graph_map(dataset, _tokenizer(preprocessor), deterministic=True).prefetch(
+        tf.data.AUTOTUNE)
     written, last_log = 0, start
     with fileio.atomic_path(path) as tmp, tf.io.TFRecordWriter(tmp) as writer:
         for batch in dataset:

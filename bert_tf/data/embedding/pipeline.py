@@ -13,6 +13,7 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.data.arrays import PAD_MULTIPLE
+from bert_tf.data.maps import graph_map
 
 MODEL_KEYS = ("input_ids", "input_mask", "segment_ids")
 
@@ -57,8 +58,7 @@ def training_dataset(table, text_columns, preprocessor, batch_size, seed=None,
         return _trim(features, keys, preprocessor.seq_length)
 
     dataset = dataset.batch(batch_size, drop_remainder=True)
-    dataset = dataset.map(tf.autograph.experimental.do_not_convert(tokenize),
-                          num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    dataset = graph_map(dataset, tokenize, deterministic=True)
     return dataset.prefetch(tf.data.AUTOTUNE)
 
 
@@ -76,6 +76,5 @@ def texts_dataset(texts, preprocessor, batch_size, input_context=None):
         return _trim(features, MODEL_KEYS, preprocessor.seq_length)
 
     dataset = dataset.batch(batch_size)
-    dataset = dataset.map(tf.autograph.experimental.do_not_convert(tokenize),
-                          num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    dataset = graph_map(dataset, tokenize, deterministic=True)
     return dataset.prefetch(tf.data.AUTOTUNE)

@@ -12,6 +12,7 @@ import random
 
 import tensorflow as tf
 
+from bert_tf.data.maps import graph_map
 from bert_tf.data.pretraining import dynamic_masking as dynamic
 from bert_tf.data.pretraining import schema
 
@@ -173,8 +174,7 @@ def make_pretraining_dataset(input_patterns, batch_size, max_seq_length,
     else:
         def parse(serialized):
             return _parse(serialized, feature_spec)
-    d = d.map(tf.autograph.experimental.do_not_convert(parse),   # no tensor control flow
-              num_parallel_calls=tf.data.AUTOTUNE)
+    d = graph_map(d, parse)
     return d.with_options(options).prefetch(tf.data.AUTOTUNE)
 
 

@@ -10,6 +10,7 @@ import os
 
 import tensorflow as tf
 
+from bert_tf.data.maps import graph_map
 from bert_tf.fileio import atomic_path
 
 
@@ -104,5 +105,4 @@ def read_feature_dataset(input_files, seq_length, is_training, batch_size,
     if repeat:
         ds = ds.repeat()
     ds = ds.batch(batch_size, drop_remainder=drop_remainder)
-    return ds.map(tf.autograph.experimental.do_not_convert(decode),
-                  num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+    return graph_map(ds, decode).prefetch(tf.data.AUTOTUNE)
