@@ -37,7 +37,12 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from serving_precision import dev_rows  # noqa: E402
 
-VARIANTS = "onnx_fp32,onnx_int8,litert_fp32,litert_int8,mediapipe_fp32,mediapipe_int8"
+VARIANTS = ("onnx_fp32,onnx_int8,litert_fp32,litert_int8,litert_int8_plain,mediapipe_fp32,"
+            "mediapipe_int8,mediapipe_int8_train,mediapipe_int8_plain")
+# LiteRT int8 variants: the export's default smoothing (calibrated on bert_tf's docstring
+# sentences), _train calibrated on the first 256 SST-2 training sentences, _plain without
+# smoothing. ONNX int8 is never smoothed.
+SMOOTHING = {"": {}, "plain": {"int8_smoothing": 0}, "train": {"calibration_file": None}}
 
 def mediapipe(kind, folder, texts):
     client = os.path.join(ROOT, "quality", "mediapipe_client.py")
@@ -159,10 +164,21 @@ def measure(args, work, vocab, minilm, common):
     ref_labels = np.array(predicted_labels(reference, dev, labels))
     lines = [dict(common, variant="saved_model_fp32", accuracy=float((ref_labels == gold).mean()),
                   examples=len(dev), logits_inputs=len(ref_logits))]
+    train_texts = os.path.join(work, "sst2_train_256.txt")
+    with open(os.path.join(ROOT, "..", "shared", "data", "glue", "SST-2", "train.tsv"),
+              encoding="utf-8") as f, open(train_texts, "w", encoding="utf-8") as out:
+        out.writelines(line.split("\t")[0] + "\n" for line in list(f)[1:257])
     for name in args.variants.split(","):
-        fmt, precision = name.rsplit("_", 1)
-        path = export(name, fmt, precision, **classifier)
+        fmt, precision, how = (name.split("_") + [""])[:3]
+        smoothing = {k: train_texts if k == "calibration_file" else v
+                     for k, v in SMOOTHING[how].items()}
+        path = export(name, fmt, precision, **classifier, **smoothing)
+        unsmoothed = how == "plain" or fmt == "onnx"
+        int8 = {"int8_smoothing": 0, "calibration": None} if unsmoothed else {
+            "int8_smoothing": 0.5, "calibration": "SST-2 train, first 256" if how == "train"
+            else "bert_tf docstring sentences"}
         line = dict(common, variant=name, examples=len(dev),
+                    **(int8 if precision == "int8" else {}),
                     file_mb=round(os.path.getsize(os.path.join(
                         path, "model.onnx" if fmt == "onnx" else "model.tflite")) / 1e6, 1))
         logits = logits_of(path, fmt, inputs)

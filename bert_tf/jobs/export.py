@@ -78,6 +78,14 @@ class ExportOptions:
     precision: str = option(None, EXPORT_HELP["precision"],
                             choices=("fp32", "bf16", "int8", "int8_bf16", "fp16"))
     jit_compile: bool = option(False, EXPORT_HELP["jit_compile"])
+    int8_smoothing: float = option(
+        0.5, "--format=litert or mediapipe with --precision=int8: move activation "
+        "outliers into the weights before quantizing (SmoothQuant, this alpha in [0, 1]; 0: "
+        "quantize the weights as they are); see docs/serving.md.")
+    calibration_file: str = option(
+        None, "With --int8_smoothing: text whose activations set the smoothing, one text per "
+        "line, the first 256 used (e.g. the training texts; default: sentences of the Python "
+        "standard library's docstrings).")
     text_signatures: bool = option(
         True, "Include serving_default (raw text; needs two TensorFlow Text ops, present in "
         "stock tensorflow_model_server). --notext_signatures exports only core-TensorFlow "
@@ -109,6 +117,7 @@ class ExportOptions:
         from bert_tf.serving.exporter import check_export_options
         check_export_options(opts.format, opts.task, opts.precision, opts.jit_compile,
                              ("--format", "--precision", "--jit_compile"))
+        _check_smoothing(opts)
         if opts.task == "squad":
             opts.doc_stride = 128 if opts.doc_stride is None else opts.doc_stride
             if opts.doc_stride < 1:
@@ -287,4 +296,19 @@ def run(opts):
                   ExportSettings(format=opts.format, precision=opts.precision,
                                  jit_compile=opts.jit_compile,
                                  version=opts.version, warmup=opts.warmup,
-                                 text_signatures=opts.text_signatures))
+                                 text_signatures=opts.text_signatures,
+                                 int8_smoothing=opts.int8_smoothing,
+                                 calibration_file=opts.calibration_file))
+
+
+def _check_smoothing(opts):
+    if not 0.0 <= opts.int8_smoothing <= 1.0:
+        raise ValueError(f"--int8_smoothing must be in [0, 1], got {opts.int8_smoothing}")
+    if opts.calibration_file is None:
+        return
+    if opts.format not in ("litert", "mediapipe") or opts.precision != "int8" or not (
+            opts.int8_smoothing):
+        raise ValueError("--calibration_file applies to --precision=int8 with --format=litert "
+                         "or mediapipe (and --int8_smoothing > 0)")
+    if not os.path.isfile(opts.calibration_file):
+        raise ValueError(f"--calibration_file {opts.calibration_file}: no such file")

@@ -9,7 +9,14 @@ from bert_tf.model.recompute import activation_then_dense
 
 @keras.saving.register_keras_serializable(package="bert_tf")
 class TransformerBlock(keras.layers.Layer):
-    """One encoder layer; sub-layer names follow google-research's variable scopes."""
+    """One encoder layer; sub-layer names follow google-research's variable scopes.
+
+    input_scale, attention_scale: None, or (on an int8 export copy, bert_tf.serving.smoothing)
+    the factors [H] by which the block's input and its attention LayerNorm's output come
+    divided; the residual paths multiply them back."""
+
+    input_scale = None
+    attention_scale = None
 
     def __init__(self, hidden_size, num_heads, intermediate_size, activation="gelu_tanh",
                  dropout_rate=0.1, attention_dropout_rate=0.1, initializer_range=0.02,
@@ -58,7 +65,8 @@ class TransformerBlock(keras.layers.Layer):
             return self._first_position(x, bias, packing)
         attn = self.attention_output(self.attention(x, bias, training=training,
                                                     packing=packing))
-        x = self.attention_layer_norm(x + self.dropout(attn, training=training))
+        x = self.attention_layer_norm(_restored(x, self.input_scale)
+                                      + self.dropout(attn, training=training))
         h = self.intermediate(x)                                   # [B, S, I] pre-activation
         if training:
             dtype = h.dtype
@@ -67,14 +75,17 @@ class TransformerBlock(keras.layers.Layer):
                                         keras.ops.cast(self.output_dense.bias, dtype))
         else:
             ffn = self.output_dense(self.intermediate_activation(h))
-        return self.output_layer_norm(x + self.dropout(ffn, training=training))
+        return self.output_layer_norm(_restored(x, self.attention_scale)
+                                      + self.dropout(ffn, training=training))
 
     def _first_position(self, x, bias, packing):
         first = (x if packing is None else packing.unpack(x))[:, 0]              # [B, H]
         attn = self.attention(x, bias, packing=packing, first_query_only=True)  # [B, H]
-        x = self.attention_layer_norm(first + self.attention_output(attn))
+        x = self.attention_layer_norm(_restored(first, self.input_scale)
+                                      + self.attention_output(attn))
         ffn = self.output_dense(self.intermediate_activation(self.intermediate(x)))
-        return keras.ops.expand_dims(self.output_layer_norm(x + ffn), 1)       # [B, 1, H]
+        return keras.ops.expand_dims(
+            self.output_layer_norm(_restored(x, self.attention_scale) + ffn), 1)  # [B, 1, H]
 
     def compute_output_shape(self, input_shape):
         return input_shape
@@ -87,3 +98,7 @@ class TransformerBlock(keras.layers.Layer):
                       attention_dropout_rate=self.attention_dropout_rate,
                       initializer_range=self.initializer_range, layer_norm_eps=self.layer_norm_eps)
         return config
+
+
+def _restored(x, scale):
+    return x if scale is None else x * keras.ops.cast(scale, x.dtype)

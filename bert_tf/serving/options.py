@@ -101,6 +101,11 @@ class ExportSettings:
       warmup: write assets.extra/tf_serving_warmup_requests (needs tensorflow-serving-api).
       text_signatures: include serving_default (raw text, needs the two tensorflow-text ops of
         bert_tf.tokenization.serving_ops); False exports core-TensorFlow-only signatures.
+      int8_smoothing: LiteRT and MediaPipe int8: the SmoothQuant alpha with which
+        activation outliers move into the weights before quantization
+        (bert_tf.serving.smoothing); 0 quantizes the weights as they are.
+      calibration_file: the text (one per line, the first 256 used) whose activations set that
+        smoothing (default: bert_tf.serving.calibration's docstring sentences).
     """
 
     format: str = "saved_model"
@@ -109,3 +114,5 @@ class ExportSettings:
     version: int = None
     warmup: bool = True
     text_signatures: bool = True
+    int8_smoothing: float = 0.5      # SmoothQuant's default
+    calibration_file: str = None

@@ -88,6 +88,11 @@ def write_portable(model, kind, folder, vocab_file, vocab, do_lower_case, seq_le
     # Heads that read only the pooled output: the last block computes [CLS] alone.
     model = with_dtype_policy(model, "float32", skip_padding=False, flat_tokens=fmt != "onnx",
                               pooled_only=kind in _POOLED_KINDS)
+    smoothed = precision == "int8" and fmt != "onnx" and bool(settings.int8_smoothing)
+    if smoothed:
+        # Not ONNX: after the residual multiplies, tf2onnx's reshape folding gets the
+        # attention heads' shapes wrong (onnxruntime fails on them).
+        _smooth(model, settings, vocab_file, do_lower_case, seq_length)
     head = make_head(kind, model, vocab.id_to_token, do_lower_case, seq_length, head_options)
     features = feature_model(head, _ONLY_OUTPUT.get(kind) if fmt == "mediapipe" else None)
     probe = {"input_ids": tf.zeros([1, seq_length], tf.int32),
@@ -99,6 +104,9 @@ def write_portable(model, kind, folder, vocab_file, vocab, do_lower_case, seq_le
     info = dict(head.info(), format=fmt, precision=precision, do_lower_case=bool(do_lower_case),
                 inputs={n: ["batch", "length"] for n in names.FEATURE_KEYS}, outputs=outputs,
                 file=FILES[fmt], vocab_file=names.VOCAB_ASSET, tensorflow=tf.__version__)
+    if smoothed:
+        info["int8_smoothing"] = {"alpha": settings.int8_smoothing, "calibration": os.path.basename(
+            settings.calibration_file) if settings.calibration_file else "docstrings"}
     if fmt == "onnx":
         _write_onnx(features, path, signature, precision)
     else:
@@ -111,6 +119,19 @@ def write_portable(model, kind, folder, vocab_file, vocab, do_lower_case, seq_le
     logger.info("%s %s export: %s (%.1f MB)", fmt, precision, path,
                 os.path.getsize(path) / 1e6)
     return info
+
+
+def _smooth(model, settings, vocab_file, do_lower_case, seq_length):
+    """Activation smoothing of the export copy's encoder (bert_tf.serving.smoothing), from
+    settings.calibration_file's text, else the default calibration text."""
+    from bert_tf.serving import calibration, smoothing
+    texts = (calibration.read_texts(settings.calibration_file) if settings.calibration_file
+             else calibration.default_texts())
+    encoder = getattr(model, "encoder", model)
+    smoothing.smooth(encoder, calibration.features(texts, vocab_file, do_lower_case,
+                                                   seq_length), settings.int8_smoothing)
+    logger.info("int8 activation smoothing (alpha %s) from %d calibration texts",
+                settings.int8_smoothing, len(texts))
 
 
 def _write_litert(features, path, signature, precision):
