@@ -26,11 +26,12 @@ classifier head included:
                              onnxruntime.quantization.quantize_dynamic (int8 weights) of it
   ov_bf16                    OpenVINO's conversion of that ONNX file, compiled with the
                              inference precision hint bf16
-  litert_fp32, litert_int8, onnx_int8
+  litert_fp32, litert_int8, litert_int8_plain, onnx_int8
                              bert_tf's own portable exports (export_savedmodel.py
                              --format=litert|onnx --precision=fp32|int8: token ids in), run in
                              the peers' python with their tokenizer: ai-edge-litert (XNNPACK,
-                             int8 weights with activations quantized per token) and onnxruntime
+                             int8 weights with activations quantized per token) and onnxruntime;
+                             litert_int8_plain with --int8_smoothing=0 (no activation smoothing)
   student_fp32, student_int8, student_int8_bf16
                              the --student run exported as tf_fp32 / tf_int8 / tf_int8_bf16
                              (rows left out without --student)
@@ -90,7 +91,8 @@ PEER_VARIANTS = ("ort_fp32", "ort_int8", "ov_bf16")
 # bert_tf's LiteRT and ONNX exports (export_savedmodel.py --format): run in the peers' python
 # with the peers' tokenizer (token ids in), ai-edge-litert with XNNPACK and onnxruntime.
 PORTABLE_VARIANTS = {"litert_fp32": ("litert", "fp32"), "litert_int8": ("litert", "int8"),
-                     "onnx_int8": ("onnx", "int8")}
+                     "litert_int8_plain": ("litert", "int8"), "onnx_int8": ("onnx", "int8")}
+PORTABLE_FLAGS = {"litert_int8_plain": ["--int8_smoothing=0"]}     # no activation smoothing
 REFERENCE = "ort_int8"             # the table's ratios are to this row
 AGREEMENT_REFERENCE = "tf_fp32"    # logits of every variant are compared with this one's
 CEILING_JOBS = {"ceiling_fp32": "float32", "ceiling_bf16": "bfloat16"}
@@ -434,7 +436,7 @@ def prepare(args, script):
                f"--init_checkpoint={models[model]['hf_dir']}", "--task_name=MRPC",
                f"--vocab_file={models[model]['vocab']}", f"--max_seq_length={args.seq_length}",
                f"--export_dir={export_dir}", f"--format={fmt}", f"--precision={precision}",
-               "--nowarmup"]
+               "--nowarmup"] + PORTABLE_FLAGS.get(variant, [])
         proc = subprocess.run(cmd, capture_output=True, text=True)
         paths[variant] = (os.path.join(export_dir, "1", files[fmt]).rstrip("/")
                           if proc.returncode == 0 else
