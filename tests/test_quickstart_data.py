@@ -6,7 +6,8 @@ import textwrap
 
 import pytest
 
-from bert_tf.quickstart import corpus, data, task
+from bert_tf.data import docstrings
+from bert_tf.quickstart import data, task
 
 
 def test_sentences_are_split_and_code_is_left_out():
@@ -24,7 +25,7 @@ def test_sentences_are_split_and_code_is_left_out():
         two lines. Ok.
         ---------------
         """)
-    assert corpus.split_sentences(doc) == [
+    assert docstrings.split_sentences(doc) == [
         "Return the event loop, e.g. the running one.",
         "It is created on demand!",
         "A second paragraph spans two lines.",
@@ -47,7 +48,7 @@ def test_module_documents_without_running_the_module():
         class Empty:
             pass
         ''')
-    docs = corpus.module_documents("tk.widgets", source)
+    docs = docstrings.module_documents("tk.widgets", source)
     assert [(d.name, d.sentences) for d in docs] == [
         ("tk.widgets", ["Tools for widgets.", "They draw things.",
                         "Help the widget with its work."]),
@@ -65,15 +66,15 @@ def test_stdlib_walk_skips_tests_and_non_packages(tmp_path):
     (tmp_path / "loose" / "x.py").write_text('"""Not a package, never read."""\n')
     (tmp_path / "top.py").write_text('"""A top level module here."""\n')
     (tmp_path / "antigravity.py").write_text('"""Opens a web browser."""\n')
-    assert [m for m, _ in corpus.stdlib_files(str(tmp_path))] == ["pkg", "pkg.mod", "top"]
-    docs = corpus.harvest(str(tmp_path), packages={"pkg"})
+    assert [m for m, _ in docstrings.stdlib_files(str(tmp_path))] == ["pkg", "pkg.mod", "top"]
+    docs = docstrings.harvest(str(tmp_path), packages={"pkg"})
     assert [d.name for d in docs] == ["pkg", "pkg.mod"]
 
 
 def test_corpus_file_is_create_pretraining_data_format(tmp_path):
-    docs = [corpus.Document("a", "a", ["One sentence here.", "Two sentences here."]),
-            corpus.Document("b", "b", ["Another document here."])]
-    stats = corpus.write_corpus(docs, tmp_path / "c.txt")
+    docs = [docstrings.Document("a", "a", ["One sentence here.", "Two sentences here."]),
+            docstrings.Document("b", "b", ["Another document here."])]
+    stats = docstrings.write_corpus(docs, tmp_path / "c.txt")
     expected = "One sentence here.\nTwo sentences here.\n\nAnother document here.\n"
     assert (tmp_path / "c.txt").read_text() == expected
     assert stats == {"documents": 2, "sentences": 3, "words": 9, "bytes": len(expected)}
@@ -83,8 +84,8 @@ def _docs():
     docs = []
     for package in ("alpha", "beta", "gamma"):
         sentences = [f"The {package} thing number {i} works well." for i in range(40)]
-        docs.append(corpus.Document(package, package, sentences + ["Shared by all of them."]))
-    docs.append(corpus.Document("alpha.sub", "alpha.sub", ["Shared by all of them.",
+        docs.append(docstrings.Document(package, package, sentences + ["Shared by all of them."]))
+    docs.append(docstrings.Document("alpha.sub", "alpha.sub", ["Shared by all of them.",
                                                            "Only alpha says this."]))
     return docs
 
@@ -115,8 +116,8 @@ def test_a_small_labelled_set_keeps_dev_and_test_as_they_are():
 def test_task_rejects_unusable_requests():
     with pytest.raises(ValueError, match="two distinct packages"):
         task.build_task(_docs(), ["alpha"])
-    tiny = [corpus.Document("a", "a", ["Only one sentence here."]),
-            corpus.Document("b", "b", ["Only one other sentence."])]
+    tiny = [docstrings.Document("a", "a", ["Only one sentence here."]),
+            docstrings.Document("b", "b", ["Only one other sentence."])]
     with pytest.raises(ValueError, match="too few"):
         task.build_task(tiny, ["a", "b"])
 

@@ -17,7 +17,8 @@ import os
 import sys
 
 from bert_tf import fileio
-from bert_tf.quickstart import corpus, task
+from bert_tf.data import docstrings
+from bert_tf.quickstart import task
 
 DEFAULT_PACKAGES = ("asyncio", "email", "tkinter")
 
@@ -36,21 +37,21 @@ def make_data(output_dir, packages=DEFAULT_PACKAGES, heldout_fraction=0.05,
     wanted = None
     if corpus_packages:
         wanted = set(corpus_packages) | set(packages)
-    docs = corpus.harvest(packages=wanted)
+    docs = docstrings.harvest(packages=wanted)
     if not docs:
-        raise ValueError(f"no docstrings found under {corpus.stdlib_dir()}")
+        raise ValueError(f"no docstrings found under {docstrings.stdlib_dir()}")
     missing = sorted(set(packages) - {d.package for d in docs})
     if missing:
         raise ValueError(f"--packages: {', '.join(missing)} not found in the standard library "
-                         f"at {corpus.stdlib_dir()}")
+                         f"at {docstrings.stdlib_dir()}")
     heldout = [d for d in docs if _held_out(d, heldout_fraction)]
     train = [d for d in docs if not _held_out(d, heldout_fraction)]
     splits = task.build_task(docs, packages, max_per_label=max_per_label,
                              max_train_per_label=max_train_per_label)
     summary = {
-        "python": corpus.python_version(), "stdlib": corpus.stdlib_dir(),
-        "pretrain": corpus.write_corpus(train, os.path.join(output_dir, "pretrain.txt")),
-        "heldout": corpus.write_corpus(heldout, os.path.join(output_dir, "heldout.txt")),
+        "python": docstrings.python_version(), "stdlib": docstrings.stdlib_dir(),
+        "pretrain": docstrings.write_corpus(train, os.path.join(output_dir, "pretrain.txt")),
+        "heldout": docstrings.write_corpus(heldout, os.path.join(output_dir, "heldout.txt")),
         "task": {"packages": list(packages),
                  "examples": task.write_task(splits, os.path.join(output_dir, "task"))},
     }

@@ -13,7 +13,7 @@ _PACKAGES = ("argparse", "asyncio", "email", "json", "logging", "unittest")
 
 def default_texts(count=COUNT):
     """`count` docstring sentences spread over _PACKAGES, the same on every run of a Python."""
-    from bert_tf.quickstart.corpus import harvest
+    from bert_tf.data.docstrings import harvest
     sentences = [s for doc in harvest(packages=_PACKAGES) for s in doc.sentences]
     step = max(1, len(sentences) // count)
     return sentences[::step][:count]

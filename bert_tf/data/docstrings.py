@@ -1,5 +1,5 @@
-"""A pre-training corpus that needs no download: the docstrings of the installed Python
-standard library.
+"""Text that needs no download: the docstrings of the installed Python standard library (the
+quickstart's pre-training corpus, and the default calibration text of int8 exports).
 
 The stdlib's source files are parsed with `ast` (nothing is imported, so no module runs), in
 sorted path order. Each module (its own docstring and those of its top-level functions) and each
