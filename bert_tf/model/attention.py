@@ -5,7 +5,6 @@ import math
 import keras
 from keras import ops
 
-from bert_tf.model.initializers import truncated_normal
 from bert_tf.model.recompute import attention_probs, recomputed_attention
 
 
@@ -48,10 +47,11 @@ class SelfAttention(keras.layers.Layer):
         self.dropout = keras.layers.Dropout(dropout_rate, dtype=self.dtype_policy, name="dropout")
 
     def make_projections(self):
-        for name in ("query", "key", "value"):
-            setattr(self, name, keras.layers.Dense(
-                self.hidden_size, kernel_initializer=truncated_normal(self.initializer_range),
-                dtype=self.dtype_policy, name=name))
+        init = keras.initializers.TruncatedNormal(stddev=self.initializer_range)
+        dense = dict(kernel_initializer=init, dtype=self.dtype_policy)
+        self.query = keras.layers.Dense(self.hidden_size, name="query", **dense)
+        self.key = keras.layers.Dense(self.hidden_size, name="key", **dense)
+        self.value = keras.layers.Dense(self.hidden_size, name="value", **dense)
 
     def build(self, input_shape):
         for layer in (self.query, self.key, self.value):

@@ -5,8 +5,10 @@ import tensorflow as tf
 from keras import ops
 
 from bert_tf.model.activations import get_activation
-from bert_tf.model.initializers import truncated_normal
 
+
+def _init(stddev):
+    return keras.initializers.TruncatedNormal(stddev=stddev)
 
 
 def gather_positions(sequence, positions):
@@ -31,8 +33,7 @@ class MaskedLMHead(keras.layers.Layer):
         self.layer_norm_eps = layer_norm_eps
         self.transform = keras.layers.Dense(
             hidden_size, activation=get_activation(activation),
-            kernel_initializer=truncated_normal(initializer_range), dtype=self.dtype_policy,
-            name="transform")
+            kernel_initializer=_init(initializer_range), dtype=self.dtype_policy, name="transform")
         self.layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_eps, dtype=self.dtype_policy, name="layer_norm")
 
@@ -77,9 +78,8 @@ class DenseHead(keras.layers.Layer):
         self.dropout_rate = dropout_rate
         self.initializer_range = initializer_range
         self.dropout = keras.layers.Dropout(dropout_rate, dtype=self.dtype_policy, name="dropout")
-        self.dense = keras.layers.Dense(
-            units, kernel_initializer=truncated_normal(initializer_range), dtype=self.dtype_policy,
-            name="dense")
+        self.dense = keras.layers.Dense(units, kernel_initializer=_init(initializer_range),
+                                        dtype=self.dtype_policy, name="dense")
 
     def build(self, input_shape):
         self.dense.build(input_shape)
