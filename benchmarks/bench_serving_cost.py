@@ -149,6 +149,18 @@ def run_child(cmd, what):
 # ---- preparation -------------------------------------------------------------------------
 
 
+def independent_weights(model, seed):
+    """Draws every kernel and embedding of `model` anew, each apart (normal, stddev 0.02, cut
+    at 2): bert_tf's initializers share one unseeded Keras initializer per block, which starts
+    query = key = value, and runtimes that merge equal constants would then run less work."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    for weight in model.weights:
+        if weight.path.endswith(("kernel", "embeddings")):
+            weight.assign(np.clip(rng.normal(0.0, 0.02, weight.shape), -0.04, 0.04).astype(
+                "float32"))
+
+
 def stage_weights(args):
     """(bert_tf python) Writes the HF folder(s) every variant loads and the requests' padded
     lengths, tokenized as bert_tf's serving signature does."""
@@ -180,6 +192,7 @@ def stage_weights(args):
             vocab = minilm_vocab()
             if source == "base":
                 model = BertClassifier(BertEncoder(BertConfig.from_preset("base")), 2)
+                independent_weights(model, args.seed)
             else:
                 weights = os.path.dirname(vocab)
                 model = BertClassifier(BertEncoder(find_config(weights)), 2)
