@@ -25,6 +25,7 @@ import contextlib
 
 import numpy as np
 
+
 @contextlib.contextmanager
 def _recording(layers, ranges):
     """While active, each Dense in `layers` records max |input| per channel into ranges[path]."""
