@@ -42,7 +42,6 @@ VARIANTS = ("onnx_fp32,onnx_int8,litert_fp32,litert_int8,litert_int8_plain,media
 # LiteRT int8 variants: the export's default smoothing (calibrated on bert_tf's docstring
 # sentences), _train calibrated on the first 256 SST-2 training sentences, _plain without
 # smoothing. ONNX int8 is never smoothed.
-SMOOTHING = {"": {}, "plain": {"int8_smoothing": 0}, "train": {"calibration_file": None}}
 
 def mediapipe(kind, folder, texts):
     client = os.path.join(ROOT, "quality", "mediapipe_client.py")
@@ -170,8 +169,8 @@ def measure(args, work, vocab, minilm, common):
         out.writelines(line.split("\t")[0] + "\n" for line in list(f)[1:257])
     for name in args.variants.split(","):
         fmt, precision, how = (name.split("_") + [""])[:3]
-        smoothing = {k: train_texts if k == "calibration_file" else v
-                     for k, v in SMOOTHING[how].items()}
+        smoothing = {"plain": {"int8_smoothing": 0},
+                     "train": {"calibration_file": train_texts}}.get(how, {})
         path = export(name, fmt, precision, **classifier, **smoothing)
         unsmoothed = how == "plain" or fmt == "onnx"
         int8 = {"int8_smoothing": 0, "calibration": None} if unsmoothed else {
