@@ -16,6 +16,7 @@ from bert_tf.jobs.options import EXPORT_HELP, ModelOptions
 from bert_tf.kinds import SERVED, WINDOWED
 from bert_tf.names import POOLING_MODES
 from bert_tf.options import option, option_like
+from bert_tf.serving.options import ExportSettings
 
 logger = logging.getLogger("bert_tf")
 
@@ -79,9 +80,9 @@ class ExportOptions:
                             choices=("fp32", "bf16", "int8", "int8_bf16", "fp16"))
     jit_compile: bool = option(False, EXPORT_HELP["jit_compile"])
     int8_smoothing: float = option(
-        0.5, "--format=litert or mediapipe with --precision=int8: move activation "
-        "outliers into the weights before quantizing (SmoothQuant, this alpha in [0, 1]; 0: "
-        "quantize the weights as they are); see docs/serving.md.")
+        ExportSettings.int8_smoothing, "--format=litert or mediapipe with --precision=int8: "
+        "move activation outliers into the weights before quantizing (SmoothQuant, this alpha "
+        "in [0, 1]; 0: quantize the weights as they are); see docs/serving.md.")
     calibration_file: str = option(
         None, "With --int8_smoothing: text whose activations set the smoothing, one text per "
         "line, the first 256 used (e.g. the training texts; default: sentences of the Python "
@@ -288,7 +289,6 @@ def head_options(opts):
 def run(opts):
     """Loads the checkpoint into the task model and exports it; returns the version path."""
     from bert_tf.serving.exporter import export
-    from bert_tf.serving.options import ExportSettings
     opts = opts.resolve()
     model = load_model(opts)
     return export(model, opts.task, opts.export_dir, opts.vocab_file, opts.do_lower_case,
