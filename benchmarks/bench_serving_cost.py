@@ -151,8 +151,9 @@ def run_child(cmd, what):
 
 def independent_weights(model, seed):
     """Draws every kernel and embedding of `model` anew, each apart (normal, stddev 0.02, cut
-    at 2): bert_tf's initializers share one unseeded Keras initializer per block, which starts
-    query = key = value, and runtimes that merge equal constants would then run less work."""
+    at 2), from `seed`: the benchmark's weights stay the same whatever the library's
+    initializers do (before 2026-12-02 they started query = key = value, and runtimes that
+    merge equal constants then ran less work)."""
     import numpy as np
     rng = np.random.default_rng(seed)
     for weight in model.weights:

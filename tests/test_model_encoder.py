@@ -98,3 +98,21 @@ def test_gelu_forms_differ_only_slightly():
     x = np.linspace(-6, 6, 1001).astype(np.float32)
     diff = np.abs(gelu(x).numpy() - gelu_tanh(x).numpy())
     assert 1e-5 < diff.max() < 1e-3   # distinct functions, nearly equal (max ~2e-4 near |x|=2)
+
+
+def test_a_fresh_encoders_weights_start_independent_of_each_other():
+    """Each weight draws its own start (google-research's initializer per variable): an
+    initializer shared by several weights would start query = key = value, and position
+    embedding i = word embedding i."""
+    encoder = BertEncoder(BertConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1,
+                                     num_attention_heads=2, intermediate_size=16,
+                                     max_position_embeddings=32))
+    block = encoder.layer_0
+    starts = [w.numpy().ravel()[:256] for w in (
+        block.attention.query.kernel, block.attention.key.kernel, block.attention.value.kernel,
+        block.attention_output.kernel, block.intermediate.kernel, block.output_dense.kernel,
+        encoder.pooler.dense.kernel, encoder.embeddings.word_embeddings,
+        encoder.embeddings.position_embeddings)]
+    for i, a in enumerate(starts):
+        for b in starts[i + 1:]:
+            assert abs(np.corrcoef(a, b)[0, 1]) < 0.3

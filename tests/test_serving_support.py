@@ -46,12 +46,17 @@ def tiny_config(**overrides):
     return BertConfig(**values)
 
 
-def build_model(kind, seed=7):
+# Seed 14 splits the classifier's 12 MRPC rows 10/2 (nearest margin 0.011), so both labels are
+# exercised; most seeds give one label to all rows.
+SEEDS = {"classifier": 14}
+
+
+def build_model(kind, seed=None):
     import keras
 
     from bert_tf.model import (BertClassifier, BertEmbedder, BertEncoder, BertMultipleChoice,
                                BertPretrainer, BertSpanLabeler, BertTokenClassifier)
-    keras.utils.set_random_seed(seed)
+    keras.utils.set_random_seed(SEEDS.get(kind, 7) if seed is None else seed)
     encoder = BertEncoder(tiny_config())
     return {"classifier": lambda: BertClassifier(encoder, len(MRPC_LABELS)),
             "regression": lambda: BertClassifier(encoder, 1),

@@ -5,6 +5,7 @@ import math
 import keras
 from keras import ops
 
+from bert_tf.model.initializers import truncated_normal
 from bert_tf.model.recompute import attention_probs, recomputed_attention
 
 
@@ -47,11 +48,10 @@ class SelfAttention(keras.layers.Layer):
         self.dropout = keras.layers.Dropout(dropout_rate, dtype=self.dtype_policy, name="dropout")
 
     def make_projections(self):
-        init = keras.initializers.TruncatedNormal(stddev=self.initializer_range)
-        dense = dict(kernel_initializer=init, dtype=self.dtype_policy)
-        self.query = keras.layers.Dense(self.hidden_size, name="query", **dense)
-        self.key = keras.layers.Dense(self.hidden_size, name="key", **dense)
-        self.value = keras.layers.Dense(self.hidden_size, name="value", **dense)
+        for name in ("query", "key", "value"):
+            setattr(self, name, keras.layers.Dense(
+                self.hidden_size, kernel_initializer=truncated_normal(self.initializer_range),
+                dtype=self.dtype_policy, name=name))
 
     def build(self, input_shape):
         for layer in (self.query, self.key, self.value):
@@ -62,7 +62,7 @@ class SelfAttention(keras.layers.Layer):
         """[B, S, N * D] (or [T, N * D] packed) -> [B, N, S, D]."""
         x = x if packing is None else packing.unpack(x)
         batch, seq = _batch_and_length(x, packing)
-        x = ops.reshape(x, (batch, seq, self.num_heads, self.head_size))
+        x = ops.reshape(x, (batch, -1, self.num_heads, self.head_size))
         return ops.transpose(x, (0, 2, 1, 3))
 
     def heads(self, x, packing):

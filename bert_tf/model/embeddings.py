@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from bert_tf.model.initializers import truncated_normal
+
 
 @keras.saving.register_keras_serializable(package="bert_tf")
 class BertEmbeddings(keras.layers.Layer):
@@ -26,15 +28,16 @@ class BertEmbeddings(keras.layers.Layer):
         self.dropout = keras.layers.Dropout(dropout_rate, dtype=self.dtype_policy, name="dropout")
 
     def build(self, input_shape=None):
-        init = keras.initializers.TruncatedNormal(stddev=self.initializer_range)
+        stddev = self.initializer_range
         self.word_embeddings = self.add_weight(
-            name="word_embeddings", shape=(self.vocab_size, self.hidden_size), initializer=init)
+            name="word_embeddings", shape=(self.vocab_size, self.hidden_size),
+            initializer=truncated_normal(stddev))
         self.token_type_embeddings = self.add_weight(
             name="token_type_embeddings", shape=(self.type_vocab_size, self.hidden_size),
-            initializer=init)
+            initializer=truncated_normal(stddev))
         self.position_embeddings = self.add_weight(
             name="position_embeddings", shape=(self.max_position_embeddings, self.hidden_size),
-            initializer=init)
+            initializer=truncated_normal(stddev))
         self.layer_norm.build((None, None, self.hidden_size))
         self.built = True
 

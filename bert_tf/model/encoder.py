@@ -8,6 +8,7 @@ from keras import ops
 from bert_tf.config import BertConfig
 from bert_tf.model.attention import attention_bias
 from bert_tf.model.embeddings import BertEmbeddings
+from bert_tf.model.initializers import truncated_normal
 from bert_tf.model.packing import FlatTokens, TokenPacking
 from bert_tf.model.transformer import TransformerBlock
 
@@ -22,7 +23,7 @@ class BertPooler(keras.layers.Layer):
         self.initializer_range = initializer_range
         self.dense = keras.layers.Dense(
             hidden_size, activation="tanh", dtype=self.dtype_policy, name="dense",
-            kernel_initializer=keras.initializers.TruncatedNormal(stddev=initializer_range))
+            kernel_initializer=truncated_normal(initializer_range))
 
     def build(self, input_shape):
         self.dense.build((input_shape[0], self.hidden_size))

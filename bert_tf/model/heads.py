@@ -5,10 +5,7 @@ import tensorflow as tf
 from keras import ops
 
 from bert_tf.model.activations import get_activation
-
-
-def _init(stddev):
-    return keras.initializers.TruncatedNormal(stddev=stddev)
+from bert_tf.model.initializers import truncated_normal
 
 
 def gather_positions(sequence, positions):
@@ -33,7 +30,8 @@ class MaskedLMHead(keras.layers.Layer):
         self.layer_norm_eps = layer_norm_eps
         self.transform = keras.layers.Dense(
             hidden_size, activation=get_activation(activation),
-            kernel_initializer=_init(initializer_range), dtype=self.dtype_policy, name="transform")
+            kernel_initializer=truncated_normal(initializer_range), dtype=self.dtype_policy,
+            name="transform")
         self.layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_eps, dtype=self.dtype_policy, name="layer_norm")
 
@@ -78,8 +76,9 @@ class DenseHead(keras.layers.Layer):
         self.dropout_rate = dropout_rate
         self.initializer_range = initializer_range
         self.dropout = keras.layers.Dropout(dropout_rate, dtype=self.dtype_policy, name="dropout")
-        self.dense = keras.layers.Dense(units, kernel_initializer=_init(initializer_range),
-                                        dtype=self.dtype_policy, name="dense")
+        self.dense = keras.layers.Dense(
+            units, kernel_initializer=truncated_normal(initializer_range), dtype=self.dtype_policy,
+            name="dense")
 
     def build(self, input_shape):
         self.dense.build(input_shape)

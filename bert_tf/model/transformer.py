@@ -4,6 +4,7 @@ import keras
 
 from bert_tf.model.activations import get_activation
 from bert_tf.model.attention import SelfAttention
+from bert_tf.model.initializers import truncated_normal
 from bert_tf.model.recompute import activation_then_dense
 
 
@@ -31,18 +32,20 @@ class TransformerBlock(keras.layers.Layer):
         self.initializer_range = initializer_range
         self.layer_norm_eps = layer_norm_eps
         policy = self.dtype_policy
-        init = keras.initializers.TruncatedNormal(stddev=initializer_range)
         self.attention = SelfAttention(hidden_size, num_heads, initializer_range,
                                        attention_dropout_rate, dtype=policy, name="attention")
         self.attention_output = keras.layers.Dense(
-            hidden_size, kernel_initializer=init, dtype=policy, name="attention_output")
+            hidden_size, kernel_initializer=truncated_normal(initializer_range), dtype=policy,
+            name="attention_output")
         self.attention_layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_eps, dtype=policy, name="attention_layer_norm")
         self.intermediate = keras.layers.Dense(        # activation applied in call()
-            intermediate_size, kernel_initializer=init, dtype=policy, name="intermediate")
+            intermediate_size, kernel_initializer=truncated_normal(initializer_range), dtype=policy,
+            name="intermediate")
         self.intermediate_activation = get_activation(activation)
         self.output_dense = keras.layers.Dense(
-            hidden_size, kernel_initializer=init, dtype=policy, name="output_dense")
+            hidden_size, kernel_initializer=truncated_normal(initializer_range), dtype=policy,
+            name="output_dense")
         self.output_layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_eps, dtype=policy, name="output_layer_norm")
         self.dropout = keras.layers.Dropout(dropout_rate, dtype=policy, name="dropout")
