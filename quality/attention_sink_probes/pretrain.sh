@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# [QUICKSTART=dir] [WORK=dir] bash pretrain.sh NAME STEPS LR SEED
+# run_pretraining.py as the quickstart's stage 6 runs it (its records, config, batch 16, 10%
+# warm-up), with the given steps and learning rate, pinned to core ${CPU:-1}.
+Q=${QUICKSTART:-/work/q54/qs/seed1-93627a99}; W=${WORK:-/work/q54/probes}
+name=$1 steps=$2 lr=$3 seed=$4
+out=$W/$name; rm -rf "$out"; mkdir -p "$out"; cp "$Q/bert_config.json" "$out/"
+cd "$(dirname "$0")/../.."
+TF_CPP_MIN_LOG_LEVEL=2 taskset -c "${CPU:-1}" python3 run_pretraining.py \
+  --bert_config_file="$out/bert_config.json" --input_file="$Q/pretraining_data/train-*.tfrecord" \
+  --eval_input_file="$Q/pretraining_data/heldout.tfrecord" --output_dir="$out/pretrain" \
+  --do_train --do_eval --max_seq_length=64 --max_predictions_per_seq=10 --train_batch_size=16 \
+  --eval_batch_size=16 --num_train_steps="$steps" --num_warmup_steps=$((steps / 10)) \
+  --learning_rate="$lr" --iterations_per_loop=100 --save_checkpoints_steps="$steps" \
+  --max_eval_steps=50 --seed="$seed" > "$out/pretrain.log" 2>&1
+cp "$out/bert_config.json" "$out/pretrain/"
+grep masked_lm_accuracy "$out/pretrain/eval_results.txt"
