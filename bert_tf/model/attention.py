@@ -61,7 +61,8 @@ class SelfAttention(keras.layers.Layer):
     def split_heads(self, x, packing):
         """[B, S, N * D] (or [T, N * D] packed) -> [B, N, S, D]."""
         x = x if packing is None else packing.unpack(x)
-        batch, seq = _batch_and_length(x, packing)
+        batch, _ = _batch_and_length(x, packing)
+        # -1, not S: tf2onnx folds an explicit S wrongly once q, k and v differ.
         x = ops.reshape(x, (batch, -1, self.num_heads, self.head_size))
         return ops.transpose(x, (0, 2, 1, 3))
 

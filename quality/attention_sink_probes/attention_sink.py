@@ -2,9 +2,10 @@
 
 For each pre-training output folder: the normalised entropy of the attention rows (1 = uniform),
 the mean of each row's largest probability, and how much of [CLS]'s attention goes to itself and
-to the final [SEP]. Computed in NumPy from the checkpoint's weights (embeddings, embedding
-LayerNorm, layer_0 query/key), without dropout. One JSON line per run on stdout.
-QUICKSTART=<a quickstart output folder> gives the vocabulary and the task sentences."""
+to the final [SEP]. Computed with the model's own layers (embeddings, then the first block's
+query/key heads and attention probabilities), without dropout. One JSON
+line per run on stdout. QUICKSTART=<a quickstart output folder> gives the vocabulary and the
+task sentences."""
 import json
 import os
 import sys
@@ -14,36 +15,25 @@ import numpy as np
 from bert_tf import BertConfig
 from bert_tf.checkpoints import load_weights
 from bert_tf.model import BertEncoder, BertPretrainer
+from bert_tf.model.recompute import attention_probs
 from bert_tf.tokenization import FullTokenizer
 
-QUICKSTART = os.environ.get("QUICKSTART", "/work/q54/qs/seed1-93627a99")
-
-
-def layer_norm(x, weights, prefix, eps):
-    mean, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + eps) * weights[prefix + "/gamma"] + weights[prefix + "/beta"]
+QUICKSTART = os.environ["QUICKSTART"]
 
 
 def sink_statistics(run, sentences, tokenizer):
     config = BertConfig.from_json_file(os.path.join(run, "bert_config.json"))
     model = BertPretrainer(BertEncoder(config))
     load_weights(model, run)
-    w = {v.path: v.numpy() for v in model.weights}
-    heads, entropy, top, cls_self, cls_sep = config.num_attention_heads, [], [], [], []
+    encoder, entropy, top, cls_self, cls_sep = model.encoder, [], [], [], []
     for sentence in sentences:
         ids = tokenizer.convert_tokens_to_ids(
             ["[CLS]"] + tokenizer.tokenize(sentence)[:60] + ["[SEP]"])
         n = len(ids)
-        x = (w["embeddings/word_embeddings"][ids] + w["embeddings/position_embeddings"][:n]
-             + w["embeddings/token_type_embeddings"][0])
-        x = layer_norm(x, w, "embeddings/layer_norm", config.layer_norm_eps)
-        q = x @ w["layer_0/attention/query/kernel"] + w["layer_0/attention/query/bias"]
-        k = x @ w["layer_0/attention/key/kernel"] + w["layer_0/attention/key/bias"]
-        d = q.shape[-1] // heads
-        for h in range(heads):
-            scores = q[:, h * d:(h + 1) * d] @ k[:, h * d:(h + 1) * d].T / np.sqrt(d)
-            p = np.exp(scores - scores.max(-1, keepdims=True))
-            p /= p.sum(-1, keepdims=True)
+        x = encoder.embeddings(np.array([ids]), np.zeros((1, n), np.int32))        # [1, S, H]
+        q, k, _ = encoder.layer_0.attention.heads(x, None)                         # [1, N, S, D]
+        probs = np.asarray(attention_probs(q, k, np.zeros((1, 1, 1, n), np.float32)))[0]
+        for p in probs:                                                            # [S, S] a head
             entropy.append(float(-(p * np.log(p)).sum(-1).mean() / np.log(n)))
             top.append(float(p.max(-1).mean()))
             cls_self.append(float(p[0, 0]))
@@ -58,7 +48,8 @@ def main(runs):
     from bert_tf.cpu_features import cpu_flags, cpu_model
     flags = cpu_flags()
     where = {"commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                      text=True).stdout.strip(),
+                                      text=True, cwd=os.path.dirname(os.path.abspath(__file__))
+                                      ).stdout.strip(),
              "cpu": cpu_model(), "avx512_vnni": "avx512_vnni" in flags,
              "avx512_bf16": "avx512_bf16" in flags}
     tokenizer = FullTokenizer(os.path.join(QUICKSTART, "vocab.txt"), True)

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# [QUICKSTART=dir] [WORK=dir] [FTLR=3e-4] bash finetune.sh NAME INIT_OR_none SEED
+# QUICKSTART=dir WORK=dir [FTLR=3e-4] bash finetune.sh NAME INIT_OR_none SEED
 # run_classifier.py on the quickstart's task (150 training sentences, train_per_label=50) as
 # quality/quickstart_pretraining.py's runs (30 epochs, batch 32, seq 64, eval every 50 steps),
 # from INIT (a checkpoint) or random weights; appends a JSON line to results.jsonl.
-Q=${QUICKSTART:-/work/q54/qs/seed1-93627a99}; W=${WORK:-/work/q54/probes}
+Q=${QUICKSTART:?a quickstart output folder}; W=${WORK:?a folder for the probes}
 here=$(cd "$(dirname "$0")" && pwd)
 name=$1 init=$2 seed=$3
 out=$W/ft/$name-s$seed; rm -rf "$out"; mkdir -p "$out"

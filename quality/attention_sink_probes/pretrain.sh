@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# [QUICKSTART=dir] [WORK=dir] bash pretrain.sh NAME STEPS LR SEED
+# QUICKSTART=dir WORK=dir bash pretrain.sh NAME STEPS LR SEED
 # run_pretraining.py as the quickstart's stage 6 runs it (its records, config, batch 16, 10%
 # warm-up), with the given steps and learning rate, pinned to core ${CPU:-1}.
-Q=${QUICKSTART:-/work/q54/qs/seed1-93627a99}; W=${WORK:-/work/q54/probes}
+Q=${QUICKSTART:?a quickstart output folder}; W=${WORK:?a folder for the probes}
 name=$1 steps=$2 lr=$3 seed=$4
 out=$W/$name; rm -rf "$out"; mkdir -p "$out"; cp "$Q/bert_config.json" "$out/"
 cd "$(dirname "$0")/../.."

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# bash run_all.sh SEED [LR]: for one seed, the quickstart's pre-training (LR, default 1e-3) and
+# QUICKSTART=<quickstart output> WORK=<folder> [CPU=n] bash run_all.sh SEED [LR]: for one seed, the quickstart's pre-training (LR, default 1e-3) and
 # its starting weights (10 steps at lr 1e-9), fine-tuned whole, from random weights, and as
 # hybrids: the pre-trained model with the starting query/key kernels, and the starting model
 # with only the pre-trained query/key kernels. Then the first block's attention statistics.
 set -e
-here=$(cd "$(dirname "$0")" && pwd); W=${WORK:-/work/q54/probes}
+here=$(cd "$(dirname "$0")" && pwd); W=${WORK:?a folder for the probes}
 seed=$1 lr=${2:-1e-3}
 bash "$here/pretrain.sh" "start-s$seed" 10 1e-9 "$seed"
 bash "$here/pretrain.sh" "lr$lr-s$seed" 1500 "$lr" "$seed"
