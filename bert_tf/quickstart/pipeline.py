@@ -35,8 +35,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(bert_tf.__file__)))
 
 @dataclasses.dataclass(frozen=True)
 class Settings:
-    """Sizes of the run. The defaults took 3 min 46 s end to end on 2 CPU cores (AVX-512, one
-    other job finishing beside it), 4.6 minutes with 4 fine-tuning epochs on 2 idle AVX2 cores.
+    """Sizes of the run. The defaults took 3 min 59 s of stages on 2 idle CPU cores (AVX-512,
+    2026-12-03; 104 s of it pre-training with XLA, 127 s without), 4.6 minutes with 4
+    fine-tuning epochs on 2 idle AVX2 cores.
     Fine-tuning runs 8 epochs: at 4 its accuracy was still climbing steeply at the last step and
     moved by 10 points between CPUs (0.87 on AVX2, 0.76 on AVX-512 with the same seeds)."""
     packages: tuple = ("asyncio", "email", "tkinter")
@@ -56,6 +57,9 @@ class Settings:
     pretrain_batch_size: int = 16
     pretrain_learning_rate: float = 1e-3
     pretrain_iterations_per_loop: int = 100
+    # XLA: 253 against 197 examples/s at this shape on 2 cores, after an 18 s first loop that
+    # compiles (benchmarks/results/pretraining_quickstart.md); bf16 was slower with or without it.
+    pretrain_jit_compile: bool = True
     max_eval_steps: int = 50
     classifier_seq_length: int = 64
     classifier_epochs: float = 8.0
@@ -70,6 +74,7 @@ class Settings:
 SMOKE = Settings(corpus_packages=("json",), max_per_label=60, vocab_size=1000,
                  max_seq_length=32, max_predictions_per_seq=5, dupe_factor=1,
                  pretrain_steps=6, pretrain_batch_size=8, pretrain_iterations_per_loop=3,
+                 pretrain_jit_compile=False,
                  max_eval_steps=2, classifier_seq_length=32, classifier_epochs=1.0,
                  classifier_batch_size=16, classifier_eval_every_steps=5,
                  compare_random_init=True)
@@ -301,6 +306,7 @@ class Pipeline:
                 num_train_steps=s.pretrain_steps, num_warmup_steps=s.pretrain_steps // 10,
                 learning_rate=s.pretrain_learning_rate,
                 iterations_per_loop=s.pretrain_iterations_per_loop,
+                jit_compile=s.pretrain_jit_compile,
                 save_checkpoints_steps=_checkpoint_every(s.pretrain_steps,
                                                          s.pretrain_iterations_per_loop),
                 max_eval_steps=s.max_eval_steps, seed=s.seed),
