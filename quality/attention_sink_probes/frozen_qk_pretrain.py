@@ -19,15 +19,11 @@ _build = job.build_model
 
 def build_with_frozen_qk(opts):
     model = _build(opts)
-    frozen = 0
-    for layer in model._flatten_layers():
-        if layer.name in ("query", "key"):
-            layer.trainable = False
-            frozen += 1
-    if frozen != 2 * opts.config.num_hidden_layers:
-        raise SystemExit(f"froze {frozen} query/key layers, expected "
-                         f"{2 * opts.config.num_hidden_layers}")
-    print(f"frozen_qk_pretrain: {frozen} query/key layers frozen", flush=True)
+    for block in model.encoder.blocks:
+        block.attention.query.trainable = False
+        block.attention.key.trainable = False
+    print(f"frozen_qk_pretrain: query/key of {len(model.encoder.blocks)} blocks frozen",
+          flush=True)
     return model
 
 

@@ -1,9 +1,10 @@
-"""position_init.py BERT_CONFIG OUT SEED KIND: a freshly initialised BertPretrainer whose position
-embeddings start as KIND, saved as a native checkpoint for run_pretraining.py --init_checkpoint.
+"""position_init.py BERT_CONFIG OUT SEED: a freshly initialised BertPretrainer whose position
+embeddings start as the Transformer paper's sin/cos table, saved as a native checkpoint for
+run_pretraining.py --init_checkpoint.
 
-KIND sinusoid: the Transformer paper's sin/cos table, scaled to the config's initializer_range
-(the other embeddings' standard deviation), so that attention by relative position is a linear
-function of the embeddings from the first step; random: the usual truncated normal (control)."""
+The table is scaled to the config's initializer_range (the other embeddings' standard
+deviation), so that attention by relative position is a linear function of the embeddings from
+the first step."""
 import os
 import shutil
 import sys
@@ -23,19 +24,16 @@ def sinusoid(positions, width):
     return table
 
 
-def main(config_file, out, seed, kind):
+def main(config_file, out, seed):
     config = BertConfig.from_json_file(config_file)
     keras.utils.set_random_seed(int(seed))
     model = BertPretrainer(BertEncoder(config))
     position = next(w for w in model.weights if w.path == "embeddings/position_embeddings")
-    if kind == "sinusoid":
-        table = sinusoid(*position.shape)
-        position.assign(table * (config.initializer_range / table.std()))
-    elif kind != "random":
-        raise SystemExit(f"KIND must be sinusoid or random, not {kind!r}")
+    table = sinusoid(*position.shape)
+    position.assign(table * (config.initializer_range / table.std()))
     save_weights(model, out, "native")
     shutil.copyfile(config_file, os.path.join(out, "bert_config.json"))
-    print(f"{out}: position embeddings {kind}, std {float(np.std(position.numpy())):.4f}")
+    print(f"{out}: sin/cos position embeddings, std {float(np.std(position.numpy())):.4f}")
 
 
 if __name__ == "__main__":

@@ -4,15 +4,17 @@ run's log), the peak learning rate given, the probe's description, the commit an
 import json
 import os
 import re
-import subprocess
 import sys
 
-from bert_tf.cpu_features import cpu_flags, cpu_model
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import runlog  # noqa: E402  (quality/runlog.py)
+from bert_tf.cpu_features import cpu_flags, cpu_model  # noqa: E402
+from bert_tf.metrics.results import read_eval_results  # noqa: E402
 
 
 def main(folder, probe, seed, lr, description):
-    values = dict(line.split(" = ") for line in
-                  open(os.path.join(folder, "pretrain", "eval_results.txt")).read().splitlines())
+    values = read_eval_results(os.path.join(folder, "pretrain", "eval_results.txt"))
     log = open(os.path.join(folder, "pretrain.log")).read()
     plan = re.search(r"batch (\d+), (\d+) steps \((\d+) warm-up\)", log)
     flags = cpu_flags()
@@ -22,8 +24,7 @@ def main(folder, probe, seed, lr, description):
         "heldout_masked_lm_accuracy": round(float(values["masked_lm_accuracy"]), 4),
         "heldout_next_sentence_accuracy": round(float(values["next_sentence_accuracy"]), 4),
         "learning_rate": float(lr),
-        "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                 text=True).stdout.strip(),
+        "commit": runlog.commit(),
         "cpu": cpu_model(), "avx512_vnni": "avx512_vnni" in flags,
         "avx512_bf16": "avx512_bf16" in flags}))
 
