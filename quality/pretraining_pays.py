@@ -226,6 +226,7 @@ def pretrain(args):
         f"--save_checkpoints_steps={args.save_steps}", f"--eval_every_steps={args.save_steps}",
         "--max_eval_steps=100", f"--seed={args.pretrain_seed}",
         *([f"--mixed_precision={args.mixed_precision}"] if args.mixed_precision else []),
+        *(["--jit_compile"] if args.jit_compile else []),
     ]
     started_at = runlog.commit()
     stop = threading.Event()
@@ -273,6 +274,7 @@ def write_curve(args):
                                 "whole_word_dynamic_masking": bool(args.whole_word),
                                 "next_sentence": bool(args.next_sentence),
                                 "mixed_precision": args.mixed_precision,
+                                "jit_compile": bool(args.jit_compile),
                                 "shard_size_mb": args.shard_size_mb,
                                 "extra_text": args.extra_text}}
     with open(args.curve, "w", encoding="utf-8") as f:
@@ -435,7 +437,10 @@ def main():
                              "corpus size (e.g. 16) it is one shard: shuffled across the corpus")
     parser.add_argument("--whole_word", type=int, default=1)
     parser.add_argument("--next_sentence", type=int, default=1)
-    parser.add_argument("--mixed_precision", default="bf16")
+    parser.add_argument("--mixed_precision", default="bf16",
+                        help="run_pretraining.py --mixed_precision; '' for float32")
+    parser.add_argument("--jit_compile", type=int, default=0,
+                        help="1: run_pretraining.py --jit_compile (XLA)")
     parser.add_argument("--pretrain_batch", type=int, default=32)
     parser.add_argument("--pretrain_steps", type=int, default=2860)
     parser.add_argument("--pretrain_warmup", type=int, default=300)
