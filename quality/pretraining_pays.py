@@ -8,7 +8,7 @@ earlier run of it left in --work_dir):
             part (build_vocab.py), write unmasked pre-training records (create_pretraining_data.py
             --dynamic_masking), the model config, and the SST-2 2k training sample (a fixed-seed
             sample of train.tsv, --sst2_seed) beside the full SST-2 dev set, and the lr
-            validation split; --extra_text=sst2_train adds the sentence column of SST-2
+            validation splits; --extra_text=sst2_train adds the sentence column of SST-2
             train.tsv (labels unread), as pseudo-documents of --extra_doc_lines lines, to the
             pre-training and vocabulary text (task-adaptive pre-training);
   pretrain  run_pretraining.py from random weights (whole-word dynamic masking, next sentence,
@@ -19,10 +19,11 @@ earlier run of it left in --work_dir):
             from random weights of the same config and vocabulary (same recipe), --seeds seeds
             each, plus the intermediate checkpoints (--curve_steps) for --curve_seeds seeds;
             one JSON line per run to --results (runs already there are skipped);
-  lrsearch  the fine-tuning learning rate per arm (pre-trained, random): SST-2-2k trained,
-            evaluated on a validation split of other SST-2 train.tsv rows (--val_rows,
-            --val_seed; never dev.tsv), over --lr_grid; rows to --lr_results; then pass the
-            best as --ft_lr_pretrained / --ft_lr_random to finetune;
+  lrsearch  the fine-tuning learning rate per arm (pre-trained, random) on a validation split
+            of a training set (--lr_task: SST-2-2k-val, the 2k sample evaluated on other SST-2
+            train.tsv rows, --val_rows, --val_seed; MRPC-val, MRPC train.tsv minus
+            --mrpc_val_rows rows evaluated on them; never dev.tsv), over --lr_grid; rows to
+            --lr_results; then pass the best as --ft_lr_pretrained / --ft_lr_random to finetune;
   curve     (re)write --curve from the pre-training's TensorBoard files and eval_history.jsonl;
   summarize print the markdown tables of --results: mean +- std over seeds, and downstream dev
             accuracy vs pre-training step.
@@ -96,6 +97,7 @@ def paths(args):
     return {"corpus": os.path.join(w, "corpus"), "vocab": os.path.join(w, "vocab.txt"),
             "data": os.path.join(w, "data"), "config": os.path.join(w, "bert_config.json"),
             "sst2": os.path.join(w, "sst2_2k"), "sst2_val": os.path.join(w, "sst2_2k_val"),
+            "mrpc_val": os.path.join(w, "mrpc_val"),
             "pretrain": os.path.join(w, "pretrain"),
             "keep": os.path.join(w, "keep"), "finetune": os.path.join(w, "finetune"),
             "logs": os.path.join(w, "logs")}
@@ -167,6 +169,20 @@ def prepare(args):
     shutil.copy(os.path.join(p["sst2"], "train.tsv"), os.path.join(p["sst2_val"], "train.tsv"))
     with open(os.path.join(p["sst2_val"], "dev.tsv"), "w", encoding="utf-8") as f:
         f.write("\n".join([header, *val]) + "\n")
+    write_mrpc_val(args, p["mrpc_val"])
+
+
+def write_mrpc_val(args, out_dir):
+    """MRPC's learning-rate validation split: --mrpc_val_rows rows of MRPC train.tsv
+    (random.Random(val_seed).sample) as dev.tsv, the other rows as train.tsv; never dev.tsv."""
+    with open(os.path.join(GLUE, "MRPC", "train.tsv"), encoding="utf-8") as f:
+        header, *rows = f.read().splitlines()
+    held = set(random.Random(args.val_seed).sample(range(len(rows)), args.mrpc_val_rows))
+    os.makedirs(out_dir, exist_ok=True)
+    for name, keep in (("train.tsv", False), ("dev.tsv", True)):
+        with open(os.path.join(out_dir, name), "w", encoding="utf-8") as f:
+            f.write("\n".join([header, *(r for i, r in enumerate(rows)
+                                           if (i in held) == keep)]) + "\n")
 
 
 def write_sst2_train_text(args, corpus_dir):
@@ -285,7 +301,9 @@ def write_curve(args):
 
 TASKS = {"SST-2-2k": ("sst-2", None), "MRPC": ("mrpc", os.path.join(GLUE, "MRPC")),
          "SST-2": ("sst-2", os.path.join(GLUE, "SST-2")),     # SST-2: the full training set
-         "SST-2-2k-val": ("sst-2", None)}   # SST-2-2k trained, evaluated on the lr validation split
+         "SST-2-2k-val": ("sst-2", None),   # SST-2-2k trained, evaluated on the lr validation split
+         "MRPC-val": ("mrpc", None)}        # MRPC train.tsv minus the validation rows, and them
+VALIDATION = {"SST-2-2k-val": ("SST-2-2k", "sst2_val"), "MRPC-val": ("MRPC", "mrpc_val")}
 
 
 def arm_lr(args, init):
@@ -299,9 +317,9 @@ def finetune_one(args, task, init, step, seed, lr=None, results_path=None):
     results_path = results_path or args.results
     lr = arm_lr(args, init) if lr is None else lr
     task_name, data_dir = TASKS[task]
-    data_dir = data_dir or (p["sst2_val"] if task == "SST-2-2k-val" else p["sst2"])
+    data_dir = data_dir or (p[VALIDATION[task][1]] if task in VALIDATION else p["sst2"])
     out = os.path.join(p["finetune"], f"{task}_{init}_{step}_s{seed}_lr{lr:g}")
-    recipe_task = "SST-2-2k" if task == "SST-2-2k-val" else task   # same epochs and length
+    recipe_task = VALIDATION[task][0] if task in VALIDATION else task   # same epochs, length
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
     flags = [f"--task_name={task_name}", f"--data_dir={data_dir}", f"--output_dir={out}",
@@ -361,19 +379,21 @@ def finetune(args):
 
 
 def lrsearch(args):
-    """Per-arm fine-tuning learning rate: SST-2-2k training sample, evaluated on the validation
-    split (other train.tsv rows, never dev.tsv), for each lr of --lr_grid, seed --lr_seed, from
-    the final pre-trained checkpoint and from random weights. Rows go to --lr_results; prints
-    the best lr of each arm (ties: the smaller lr)."""
+    """Per-arm fine-tuning learning rate on --lr_task's validation split (SST-2-2k-val: the 2k
+    sample, evaluated on other train.tsv rows; MRPC-val: MRPC train.tsv minus --mrpc_val_rows
+    rows, evaluated on them; never dev.tsv), for each lr of --lr_grid, seed --lr_seed, from the
+    final pre-trained checkpoint and from random weights. Rows go to --lr_results; prints the
+    best lr of each arm (ties: the smaller lr)."""
     sys.path.insert(0, REPO)
-    done = {(r["init"], r["lr"]) for r in runlog.read_rows(args.lr_results)}
+    task = args.lr_task
+    done = {(r["init"], r["lr"]) for r in runlog.read_rows(args.lr_results) if r["task"] == task}
     for init, step in (("pretrained", args.pretrain_steps), ("random", 0)):
         for lr in args.lr_grid:
             if (init, lr) not in done:
-                finetune_one(args, "SST-2-2k-val", init, step, args.lr_seed, lr=lr,
+                finetune_one(args, task, init, step, args.lr_seed, lr=lr,
                              results_path=args.lr_results)
-    rows = runlog.read_rows(args.lr_results)
-    print("| init | lr | validation accuracy |\n|---|---|---|")
+    rows = [r for r in runlog.read_rows(args.lr_results) if r["task"] == task]
+    print(f"{task}\n| init | lr | validation accuracy |\n|---|---|---|")
     for init in ("pretrained", "random"):
         sel = sorted((r for r in rows if r["init"] == init), key=lambda r: r["lr"])
         for r in sel:
@@ -461,6 +481,9 @@ def main():
                         help="fine-tuning lr of the random-weights arm (default: --ft_lr)")
     parser.add_argument("--lr_grid", default="1e-4,3e-4,1e-3")
     parser.add_argument("--lr_seed", type=int, default=1)
+    parser.add_argument("--lr_task", default="SST-2-2k-val", choices=sorted(VALIDATION))
+    parser.add_argument("--mrpc_val_rows", type=int, default=400,
+                        help="rows of MRPC train.tsv held out as its lr validation split")
     parser.add_argument("--lr_results", default=os.path.join(
         REPO, "quality", "results", "pretraining_pays_lr.jsonl"))
     parser.add_argument("--val_rows", type=int, default=1000,
