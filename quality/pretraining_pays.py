@@ -154,11 +154,9 @@ def prepare(args):
         subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True,
                        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
     # SST-2-2k: a fixed-seed sample (random.Random(sst2_seed).sample) of train.tsv's rows.
-    with open(os.path.join(GLUE, "SST-2", "train.tsv"), encoding="utf-8") as f:
-        header, *rows = f.read().splitlines()
+    header, rows = _read_tsv(os.path.join(GLUE, "SST-2", "train.tsv"))
     sample = random.Random(args.sst2_seed).sample(rows, args.sst2_train)
-    with open(os.path.join(p["sst2"], "train.tsv"), "w", encoding="utf-8") as f:
-        f.write("\n".join([header, *sample]) + "\n")
+    _write_tsv(os.path.join(p["sst2"], "train.tsv"), header, sample)
     shutil.copy(os.path.join(GLUE, "SST-2", "dev.tsv"), os.path.join(p["sst2"], "dev.tsv"))
     # The learning-rate validation split: train = the same 2k sample, dev = --val_rows other
     # rows of train.tsv (random.Random(val_seed) over the rows not in the sample); never dev.tsv.
@@ -167,30 +165,39 @@ def prepare(args):
     val = random.Random(args.val_seed).sample(rest, args.val_rows)
     os.makedirs(p["sst2_val"], exist_ok=True)
     shutil.copy(os.path.join(p["sst2"], "train.tsv"), os.path.join(p["sst2_val"], "train.tsv"))
-    with open(os.path.join(p["sst2_val"], "dev.tsv"), "w", encoding="utf-8") as f:
-        f.write("\n".join([header, *val]) + "\n")
+    _write_tsv(os.path.join(p["sst2_val"], "dev.tsv"), header, val)
     write_mrpc_val(args, p["mrpc_val"])
+
+
+def _read_tsv(path):
+    """(header line, data lines) of a GLUE .tsv file."""
+    with open(path, encoding="utf-8") as f:
+        header, *rows = f.read().splitlines()
+    return header, rows
+
+
+def _write_tsv(path, header, rows):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join([header, *rows]) + "\n")
 
 
 def write_mrpc_val(args, out_dir):
     """MRPC's learning-rate validation split: --mrpc_val_rows rows of MRPC train.tsv
     (random.Random(val_seed).sample) as dev.tsv, the other rows as train.tsv; never dev.tsv."""
-    with open(os.path.join(GLUE, "MRPC", "train.tsv"), encoding="utf-8") as f:
-        header, *rows = f.read().splitlines()
+    header, rows = _read_tsv(os.path.join(GLUE, "MRPC", "train.tsv"))
     held = set(random.Random(args.val_seed).sample(range(len(rows)), args.mrpc_val_rows))
     os.makedirs(out_dir, exist_ok=True)
-    for name, keep in (("train.tsv", False), ("dev.tsv", True)):
-        with open(os.path.join(out_dir, name), "w", encoding="utf-8") as f:
-            f.write("\n".join([header, *(r for i, r in enumerate(rows)
-                                           if (i in held) == keep)]) + "\n")
+    _write_tsv(os.path.join(out_dir, "train.tsv"), header,
+               [r for i, r in enumerate(rows) if i not in held])
+    _write_tsv(os.path.join(out_dir, "dev.tsv"), header,
+               [r for i, r in enumerate(rows) if i in held])
 
 
 def write_sst2_train_text(args, corpus_dir):
     """Task-adaptive pre-training text: the sentence column of SST-2 train.tsv (the labels are
     never read; dev.tsv is never opened here), in file order, grouped into pseudo-documents of
     --extra_doc_lines consecutive lines (one sentence a line, a blank line between documents)."""
-    with open(os.path.join(GLUE, "SST-2", "train.tsv"), encoding="utf-8") as f:
-        header, *rows = f.read().splitlines()
+    header, rows = _read_tsv(os.path.join(GLUE, "SST-2", "train.tsv"))
     column = header.split("\t").index("sentence")
     sentences = [r.split("\t")[column].strip() for r in rows]
     sentences = [t for t in sentences if t]
