@@ -22,7 +22,8 @@ earlier run of it left in --work_dir):
   lrsearch  the fine-tuning learning rate per arm (pre-trained, random) on a validation split
             of a training set (--lr_task: SST-2-2k-val, the 2k sample evaluated on other SST-2
             train.tsv rows, --val_rows, --val_seed; MRPC-val, MRPC train.tsv minus
-            --mrpc_val_rows rows evaluated on them; never dev.tsv), over --lr_grid; rows to
+            --mrpc_val_rows rows evaluated on them; STS-B-val likewise with --stsb_val_rows;
+            never dev.tsv), over --lr_grid; rows to
             --lr_results; then pass the best as --ft_lr_pretrained / --ft_lr_random to finetune;
   curve     (re)write --curve from the pre-training's TensorBoard files and eval_history.jsonl;
   summarize print the markdown tables of --results: mean +- std over seeds, and downstream dev
@@ -97,7 +98,7 @@ def paths(args):
     return {"corpus": os.path.join(w, "corpus"), "vocab": os.path.join(w, "vocab.txt"),
             "data": os.path.join(w, "data"), "config": os.path.join(w, "bert_config.json"),
             "sst2": os.path.join(w, "sst2_2k"), "sst2_val": os.path.join(w, "sst2_2k_val"),
-            "mrpc_val": os.path.join(w, "mrpc_val"),
+            "mrpc_val": os.path.join(w, "mrpc_val"), "stsb_val": os.path.join(w, "stsb_val"),
             "pretrain": os.path.join(w, "pretrain"),
             "keep": os.path.join(w, "keep"), "finetune": os.path.join(w, "finetune"),
             "logs": os.path.join(w, "logs")}
@@ -166,7 +167,8 @@ def prepare(args):
     os.makedirs(p["sst2_val"], exist_ok=True)
     shutil.copy(os.path.join(p["sst2"], "train.tsv"), os.path.join(p["sst2_val"], "train.tsv"))
     _write_tsv(os.path.join(p["sst2_val"], "dev.tsv"), header, val)
-    write_mrpc_val(args, p["mrpc_val"])
+    write_pair_val(args, "MRPC", args.mrpc_val_rows, p["mrpc_val"])
+    write_pair_val(args, "STS-B", args.stsb_val_rows, p["stsb_val"])
 
 
 def _read_tsv(path):
@@ -181,11 +183,11 @@ def _write_tsv(path, header, rows):
         f.write("\n".join([header, *rows]) + "\n")
 
 
-def write_mrpc_val(args, out_dir):
-    """MRPC's learning-rate validation split: --mrpc_val_rows rows of MRPC train.tsv
+def write_pair_val(args, folder, n_rows, out_dir):
+    """A pair task's learning-rate validation split: n_rows rows of its train.tsv
     (random.Random(val_seed).sample) as dev.tsv, the other rows as train.tsv; never dev.tsv."""
-    header, rows = _read_tsv(os.path.join(GLUE, "MRPC", "train.tsv"))
-    held = set(random.Random(args.val_seed).sample(range(len(rows)), args.mrpc_val_rows))
+    header, rows = _read_tsv(os.path.join(GLUE, folder, "train.tsv"))
+    held = set(random.Random(args.val_seed).sample(range(len(rows)), n_rows))
     os.makedirs(out_dir, exist_ok=True)
     _write_tsv(os.path.join(out_dir, "train.tsv"), header,
                [r for i, r in enumerate(rows) if i not in held])
@@ -309,8 +311,11 @@ def write_curve(args):
 TASKS = {"SST-2-2k": ("sst-2", None), "MRPC": ("mrpc", os.path.join(GLUE, "MRPC")),
          "SST-2": ("sst-2", os.path.join(GLUE, "SST-2")),     # SST-2: the full training set
          "SST-2-2k-val": ("sst-2", None),   # SST-2-2k trained, evaluated on the lr validation split
-         "MRPC-val": ("mrpc", None)}        # MRPC train.tsv minus the validation rows, and them
-VALIDATION = {"SST-2-2k-val": ("SST-2-2k", "sst2_val"), "MRPC-val": ("MRPC", "mrpc_val")}
+         "MRPC-val": ("mrpc", None),        # MRPC train.tsv minus the validation rows, and them
+         "STS-B": ("sts-b", os.path.join(GLUE, "STS-B")),   # regression: Pearson / Spearman
+         "STS-B-val": ("sts-b", None)}
+VALIDATION = {"SST-2-2k-val": ("SST-2-2k", "sst2_val"), "MRPC-val": ("MRPC", "mrpc_val"),
+              "STS-B-val": ("STS-B", "stsb_val")}
 
 
 def arm_lr(args, init):
@@ -345,6 +350,8 @@ def finetune_one(args, task, init, step, seed, lr=None, results_path=None):
            "pretrain_steps_total": args.pretrain_steps, "preset": args.preset,
            "dev_accuracy": results.get("eval_accuracy", results.get("accuracy")),
            "dev_f1": results.get("eval_f1", results.get("f1")),
+           **{f"dev_{k}": results.get(f"eval_{k}", results.get(k))
+              for k in ("pearson", "spearman", "corr") if f"eval_{k}" in results or k in results},
            "train_steps": results.get("global_step"), "wall_seconds": seconds,
            "recipe": {"max_seq_length": args.ft_seq[recipe_task], "batch": args.ft_batch,
                       "lr": lr, "epochs": args.ft_epochs[recipe_task], "warmup": 0.1,
@@ -357,9 +364,15 @@ def finetune_one(args, task, init, step, seed, lr=None, results_path=None):
                "mixed_precision": args.mixed_precision, "extra_text": args.extra_text},
            "eval_results": results, "commit": runlog.commit(), **cpu_info()}
     runlog.append_row(results_path, row)
-    print(json.dumps({k: row[k] for k in ("task", "init", "seed", "pretrain_step",
-                                          "dev_accuracy", "dev_f1", "wall_seconds")}),
-          flush=True)
+    print(json.dumps({k: row.get(k) for k in ("task", "init", "seed", "pretrain_step",
+                                              "dev_accuracy", "dev_f1", "dev_corr",
+                                              "wall_seconds")}), flush=True)
+
+
+def score(row):
+    """The row's headline dev metric: accuracy, or for STS-B (regression) the mean of Pearson and
+    Spearman, GLUE's STS-B score."""
+    return row["dev_accuracy"] if row.get("dev_accuracy") is not None else row.get("dev_corr")
 
 
 def finetune(args):
@@ -388,7 +401,7 @@ def finetune(args):
 def lrsearch(args):
     """Per-arm fine-tuning learning rate on --lr_task's validation split (SST-2-2k-val: the 2k
     sample, evaluated on other train.tsv rows; MRPC-val: MRPC train.tsv minus --mrpc_val_rows
-    rows, evaluated on them; never dev.tsv), for each lr of --lr_grid, seed --lr_seed, from the
+    rows, evaluated on them; STS-B-val likewise; never dev.tsv), for each lr of --lr_grid, seed --lr_seed, from the
     final pre-trained checkpoint and from random weights. Rows go to --lr_results; prints the
     best lr of each arm (ties: the smaller lr)."""
     sys.path.insert(0, REPO)
@@ -400,13 +413,13 @@ def lrsearch(args):
                 finetune_one(args, task, init, step, args.lr_seed, lr=lr,
                              results_path=args.lr_results)
     rows = [r for r in runlog.read_rows(args.lr_results) if r["task"] == task]
-    print(f"{task}\n| init | lr | validation accuracy |\n|---|---|---|")
+    print(f"{task}\n| init | lr | validation accuracy (STS-B: corr) |\n|---|---|---|")
     for init in ("pretrained", "random"):
         sel = sorted((r for r in rows if r["init"] == init), key=lambda r: r["lr"])
         for r in sel:
-            print(f"| {init} | {r['lr']:g} | {100 * r['dev_accuracy']:.2f} |")
+            print(f"| {init} | {r['lr']:g} | {100 * score(r):.2f} |")
         if sel:
-            best = max(sel, key=lambda r: (r["dev_accuracy"], -r["lr"]))
+            best = max(sel, key=lambda r: (score(r), -r["lr"]))
             print(f"| {init} | best: {best['lr']:g} | |")
 
 
@@ -422,7 +435,8 @@ def _mean_std(values):
 def summarize(args):
     rows = runlog.read_rows(args.results)
     final = args.pretrain_steps
-    lines = ["| task | init | pre-training steps | fine-tuning lr | dev accuracy | dev F1 | seeds |",
+    lines = ["| task | init | pre-training steps | fine-tuning lr | dev accuracy (STS-B: corr) "
+             "| dev F1 | seeds |",
              "|---|---|---|---|---|---|---|"]
     for task in args.tasks:
         for init, step in (("pretrained", final), ("random", 0)):
@@ -430,7 +444,7 @@ def summarize(args):
                    and r["pretrain_step"] == step]
             lrs = ",".join(sorted({f"{r.get('lr', r['recipe']['lr']):g}" for r in sel}))
             lines.append(f"| {task} | {init} | {step} | {lrs} | "
-                         f"{_mean_std([r['dev_accuracy'] for r in sel])} | "
+                         f"{_mean_std([score(r) for r in sel])} | "
                          f"{_mean_std([r['dev_f1'] for r in sel]) if task == 'MRPC' else '–'} | "
                          f"{','.join(str(r['seed']) for r in sel)} |")
     lines += ["", "Downstream dev accuracy vs pre-training step (per seed):", "",
@@ -439,7 +453,7 @@ def summarize(args):
         if r["seed"] in args.seeds[:args.curve_seeds]:
             f1 = f"{100 * r['dev_f1']:.2f}" if r.get("dev_f1") is not None else "–"
             lines.append(f"| {r['task']} | {r['seed']} | {r['pretrain_step']} ({r['init']}) | "
-                         f"{100 * r['dev_accuracy']:.2f} | {f1} |")
+                         f"{100 * score(r):.2f} | {f1} |")
     print("\n".join(lines))
 
 
@@ -491,6 +505,8 @@ def main():
     parser.add_argument("--lr_task", default="SST-2-2k-val", choices=sorted(VALIDATION))
     parser.add_argument("--mrpc_val_rows", type=int, default=400,
                         help="rows of MRPC train.tsv held out as its lr validation split")
+    parser.add_argument("--stsb_val_rows", type=int, default=1000,
+                        help="rows of STS-B train.tsv held out as its lr validation split")
     parser.add_argument("--lr_results", default=os.path.join(
         REPO, "quality", "results", "pretraining_pays_lr.jsonl"))
     parser.add_argument("--val_rows", type=int, default=1000,
@@ -502,8 +518,8 @@ def main():
     parser.add_argument("--extra_doc_lines", type=int, default=50,
                         help="consecutive SST-2 lines per pseudo-document")
     parser.add_argument("--ft_batch", type=int, default=32)
-    parser.add_argument("--ft_epochs", default="SST-2-2k=5,MRPC=3,SST-2=1")
-    parser.add_argument("--ft_seq", default="SST-2-2k=64,MRPC=128,SST-2=64")
+    parser.add_argument("--ft_epochs", default="SST-2-2k=5,MRPC=3,SST-2=1,STS-B=3")
+    parser.add_argument("--ft_seq", default="SST-2-2k=64,MRPC=128,SST-2=64,STS-B=128")
     args = parser.parse_args()
     args.tasks = args.tasks.split(",")
     args.seeds = [int(s) for s in args.seeds.split(",")]
