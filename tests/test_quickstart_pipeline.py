@@ -76,9 +76,32 @@ def test_progress_lines_are_compacted_and_other_log_lines_hidden():
 def test_stage_commands_chain_the_outputs(tmp_path):
     stages = {stage.name: stage for stage in pipeline.Pipeline(str(tmp_path)).stages()}
     assert list(stages) == ["data", "vocab", "pretraining_data", "heldout_data", "config",
-                            "pretrain", "fill_mask", "classifier", "export", "serve", "plot"]
+                            "pretrain", "fill_mask", "classifier", "classifier_random", "export",
+                            "serve", "plot"]
     out = str(tmp_path)
     assert f"--init_checkpoint={out}/pretrain" in stages["classifier"].argv
+    # 8b: the same fine-tuning from random weights, in its own folder.
+    random_argv = stages["classifier_random"].argv
+    assert not any(a.startswith("--init_checkpoint") for a in random_argv)
+    assert [a for a in random_argv if not a.startswith("--output_dir")] == [
+        a for a in stages["classifier"].argv
+        if not a.startswith(("--output_dir", "--init_checkpoint"))]
     assert f"--init_checkpoint={out}/classifier/best" in stages["export"].argv
     assert f"--export_dir={out}/serving" in stages["serve"].argv
-    assert stages["plot"].argv[2:4] == [f"{out}/pretrain", f"{out}/classifier"]
+    assert stages["plot"].argv[2:5] == [f"{out}/pretrain", f"{out}/classifier",
+                                        f"{out}/classifier_random"]
+
+
+def test_records_written_unmasked_are_masked_by_the_pretraining(tmp_path):
+    """The default writes unmasked records; the pre-training must then mask them as it reads
+    (whole words, masked LM only), or its reader rejects them."""
+    stages = {stage.name: stage for stage in pipeline.Pipeline(str(tmp_path)).stages()}
+    for name in ("pretraining_data", "heldout_data", "pretrain"):
+        assert "--dynamic_masking" in stages[name].argv, name
+    assert {"--do_whole_word_mask", "--nouse_next_sentence",
+            f"--vocab_file={tmp_path}/vocab.txt"} <= set(stages["pretrain"].argv)
+    static = pipeline.Pipeline(str(tmp_path), pipeline.Settings(
+        pretrain_dynamic_masking=False, pretrain_whole_word_mask=False,
+        pretrain_next_sentence=True)).stages()
+    assert not any("--dynamic_masking" in stage.argv or "--nouse_next_sentence" in stage.argv
+                   for stage in static)
