@@ -23,8 +23,8 @@ earlier run of it left in --work_dir):
             of a training set (--lr_task: SST-2-2k-val, the 2k sample evaluated on other SST-2
             train.tsv rows, --val_rows, --val_seed; MRPC-val, MRPC train.tsv minus
             --mrpc_val_rows rows evaluated on them; STS-B-val likewise with --stsb_val_rows;
-            never dev.tsv), over --lr_grid; rows to
-            --lr_results; then pass the best as --ft_lr_pretrained / --ft_lr_random to finetune;
+            never dev.tsv), over --lr_grid; rows to --lr_results; then pass the best as
+            --ft_lr_pretrained / --ft_lr_random to finetune;
   curve     (re)write --curve from the pre-training's TensorBoard files and eval_history.jsonl;
   summarize print the markdown tables of --results: mean +- std over seeds, and downstream dev
             accuracy vs pre-training step.
@@ -401,8 +401,8 @@ def finetune(args):
 def lrsearch(args):
     """Per-arm fine-tuning learning rate on --lr_task's validation split (SST-2-2k-val: the 2k
     sample, evaluated on other train.tsv rows; MRPC-val: MRPC train.tsv minus --mrpc_val_rows
-    rows, evaluated on them; STS-B-val likewise; never dev.tsv), for each lr of --lr_grid, seed --lr_seed, from the
-    final pre-trained checkpoint and from random weights. Rows go to --lr_results; prints the
+    rows, evaluated on them; STS-B-val likewise; never dev.tsv), for each lr of --lr_grid, seed
+    --lr_seed, from the final pre-trained checkpoint and from random weights. Rows go to --lr_results; prints the
     best lr of each arm (ties: the smaller lr)."""
     sys.path.insert(0, REPO)
     task = args.lr_task
