@@ -402,8 +402,8 @@ def lrsearch(args):
     """Per-arm fine-tuning learning rate on --lr_task's validation split (SST-2-2k-val: the 2k
     sample, evaluated on other train.tsv rows; MRPC-val: MRPC train.tsv minus --mrpc_val_rows
     rows, evaluated on them; STS-B-val likewise; never dev.tsv), for each lr of --lr_grid, seed
-    --lr_seed, from the final pre-trained checkpoint and from random weights. Rows go to --lr_results; prints the
-    best lr of each arm (ties: the smaller lr)."""
+    --lr_seed, from the final pre-trained checkpoint and from random weights. Rows go to
+    --lr_results; prints the best lr of each arm (ties: the smaller lr)."""
     sys.path.insert(0, REPO)
     task = args.lr_task
     done = {(r["init"], r["lr"]) for r in runlog.read_rows(args.lr_results) if r["task"] == task}
