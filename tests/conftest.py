@@ -9,10 +9,9 @@ os.environ.setdefault("BERT_TF_TRAINING_DATA_AUTOTUNE", "0")
 
 import pytest  # noqa: E402
 
-# tiers: the fast/slow split (tests/tiers.py); fixtures_*: session-scoped runs and exports that
-# several test files read, built once per test process.
-pytest_plugins = ["tiers", "fixtures_runs", "fixtures_serving", "fixtures_exports",
-                  "fixtures_pretraining"]
+# tiers: the fast/slow split (tests/tiers.py); fixtures_serving: session-scoped models and
+# exports that several test files read, built once per test process.
+pytest_plugins = ["tiers", "fixtures_serving"]
 
 
 def pytest_sessionstart(session):

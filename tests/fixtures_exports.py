@@ -1,1 +1,0 @@
-"""Session-scoped fixtures shared by several test files (see conftest.py)."""
