@@ -43,31 +43,52 @@ def minilm_reference():
     return dict(np.load(shared_path("data/reference/minilm_l6_reference.npz")))
 
 
+def _built_once(tmp_path_factory, name, build):
+    """`build(folder)` run once per test session, not once per xdist worker: the workers share
+    one folder under their common temporary root, and the first to take the lock builds it while
+    the others wait. For data whose building costs more than waiting for it."""
+    import fcntl
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent                              # pytest-N/, above each popen-gwK/
+    folder = root / name
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / ".built").exists():
+            folder.mkdir(exist_ok=True)
+            build(folder)
+            (folder / ".built").touch()
+    return folder
+
+
 @pytest.fixture(scope="session")
 def small_corpus(tmp_path_factory):
     """A 2,000-piece WordPiece vocabulary learned from the inaugural addresses, pre-training
     records from the State of the Union addresses (train) and the inaugural addresses (held-out
     eval), sequence length 64, 10 predictions. A small vocabulary keeps the tied 30k-wide
-    masked-LM softmax from dominating CPU test time."""
+    masked-LM softmax from dominating CPU test time. Built once for all workers (~16 s)."""
     import dataclasses
 
     from bert_tf.data.pretraining import PretrainingDataOptions, create_pretraining_data
     from bert_tf.tokenization import vocab_learning
     from helpers import shared_path
-    folder = tmp_path_factory.mktemp("small_corpus")
     inaugural = str(shared_path("data/corpus/bert_format/inaugural.sentences.txt"))
     state_union = str(shared_path("data/corpus/bert_format/state_union.sentences.txt"))
-    vocab = str(folder / "vocab.txt")
-    counts = vocab_learning.count_words([inaugural], True)
-    tokens = vocab_learning.learn_wordpiece_vocab(counts, 2000, num_unused=10, num_iterations=2,
-                                                  max_unique_chars=200)
-    vocab_learning.write_vocab(tokens, vocab)
-    options = PretrainingDataOptions(vocab_file=vocab, max_seq_length=64,
-                                     max_predictions_per_seq=10, dupe_factor=2)
-    train = str(folder / "train.tfrecord")
-    create_pretraining_data(state_union, train, options, num_workers=2)
-    evaluation = str(folder / "eval.tfrecord")
-    create_pretraining_data(inaugural, evaluation, dataclasses.replace(options, dupe_factor=1),
-                            num_workers=2)
-    return {"vocab": vocab, "vocab_size": len(tokens), "train": train, "eval": evaluation,
+
+    def build(folder):
+        counts = vocab_learning.count_words([inaugural], True)
+        tokens = vocab_learning.learn_wordpiece_vocab(counts, 2000, num_unused=10,
+                                                      num_iterations=2, max_unique_chars=200)
+        vocab_learning.write_vocab(tokens, str(folder / "vocab.txt"))
+        options = PretrainingDataOptions(vocab_file=str(folder / "vocab.txt"), max_seq_length=64,
+                                         max_predictions_per_seq=10, dupe_factor=2)
+        create_pretraining_data(state_union, str(folder / "train.tfrecord"), options,
+                                num_workers=2)
+        create_pretraining_data(inaugural, str(folder / "eval.tfrecord"),
+                                dataclasses.replace(options, dupe_factor=1), num_workers=2)
+
+    folder = _built_once(tmp_path_factory, "small_corpus", build)
+    vocab_size = (folder / "vocab.txt").read_text(encoding="utf-8").count("\n")  # one per token
+    return {"vocab": str(folder / "vocab.txt"), "vocab_size": vocab_size,
+            "train": str(folder / "train.tfrecord"), "eval": str(folder / "eval.tfrecord"),
             "max_seq_length": 64, "max_predictions_per_seq": 10, "folder": folder}

@@ -167,8 +167,12 @@ class ProfileWriter:
         self.path, self.workers = Path(path), workers
         self.tests, self.fixtures, self.outcomes = {}, {}, {}
         self.start = time.time()
+        self.finished = {}          # worker id: when its last test ended (s after the start)
 
     def pytest_runtest_logreport(self, report):
+        worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", "main")
+        self.finished[worker] = max(self.finished.get(worker, 0.0),
+                                    getattr(report, "stop", self.start) - self.start)
         if report.when == "call" or (report.when == "setup" and report.skipped):
             self.outcomes[report.nodeid] = report.outcome
         for name, value in report.user_properties:
@@ -195,6 +199,8 @@ class ProfileWriter:
                                     for f in ("avx512f", "avx512_vnni", "avx512_bf16")},
                           "workers": self.workers,
                           "wall_seconds": round(time.time() - self.start, 1),
+                          "worker_finished_seconds": {w: round(t, 1) for w, t
+                                                      in sorted(self.finished.items())},
                           "test_seconds": TEST_SECONDS, "fixture_seconds": FIXTURE_SECONDS}}]
         rows += [{"test": nodeid, "seconds": round(seconds, 3),
                   "outcome": self.outcomes.get(nodeid, "")}
