@@ -14,15 +14,19 @@ def tiny_classifier():
 
 
 @pytest.fixture(scope="session")
-def fp32_classifier_export(tiny_classifier, tmp_path_factory):
+def fp32_classifier_export(tiny_classifier):
     """(version path, the SavedModel loaded in this process) of tiny_classifier exported in
-    float32 at seq_length support.SEQ, text pairs, without warm-up requests; read-only."""
+    float32 at seq_length support.SEQ, text pairs, without warm-up requests, once per test run
+    (helpers.built_once); read-only."""
+    import os
+
     import tensorflow as tf
 
     import test_serving_support as support
-    from helpers import export_savedmodel
-    path = export_savedmodel(tiny_classifier, "classifier",
-                          str(tmp_path_factory.mktemp("fp32_classifier")), support.vocab_file(),
-                          True, support.SEQ, labels=support.MRPC_LABELS, text_pair=True,
-                          precision="fp32", warmup=False)
+    from helpers import built_once, export_savedmodel
+    folder, version = built_once("fp32_classifier", lambda folder: os.path.basename(
+        export_savedmodel(tiny_classifier, "classifier", str(folder), support.vocab_file(), True,
+                          support.SEQ, labels=support.MRPC_LABELS, text_pair=True,
+                          precision="fp32", warmup=False)))
+    path = str(folder / version)
     return path, tf.saved_model.load(path)

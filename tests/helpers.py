@@ -42,6 +42,37 @@ def minilm_dir():
     return path
 
 
+# The folder where built_once builds: set by tests/conftest.py to the temporary root that this
+# run's xdist workers share; None outside a pytest run (then each process builds its own).
+BUILT_ONCE_ROOT = None
+_own_root = None
+
+
+def built_once(name, build):
+    """(folder, what build(folder) returned) with build run once per test run rather than once
+    per xdist worker, for data that costs more to build than to wait for (a record set, an
+    export). The first worker to take the folder's lock builds; the others wait, then read.
+    build's return value must be JSON; it is kept beside the folder's contents."""
+    import fcntl
+    import json
+    import tempfile
+    global _own_root
+    root = BUILT_ONCE_ROOT
+    if root is None:
+        _own_root = _own_root or Path(tempfile.mkdtemp(prefix="bert_tf_built_once_"))
+        root = _own_root
+    folder, done = Path(root) / name, Path(root) / f"{name}.built.json"
+    with open(Path(root) / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            folder.mkdir(exist_ok=True)
+            value = build(folder)
+            tmp = done.with_suffix(".tmp")
+            tmp.write_text(json.dumps(value), encoding="utf-8")
+            os.replace(tmp, done)
+    return folder, json.loads(done.read_text(encoding="utf-8"))
+
+
 def conll_head(src, dst, blocks):
     """dst (a Path) holding the first `blocks` blank-line-separated blocks of the CoNLL file
     src (sentences, and the -DOCSTART- lines among them); returns its path as a string."""

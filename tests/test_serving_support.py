@@ -15,7 +15,7 @@ import tempfile
 
 import numpy as np
 
-from helpers import REPO, export_savedmodel, minilm_dir, shared_path
+from helpers import REPO, built_once, export_savedmodel, minilm_dir, shared_path
 
 SEQ = 64            # classifier, regression, tagger, encoder
 SQUAD_SEQ = 128
@@ -83,11 +83,12 @@ EXPORT_ARGS = {
 
 @functools.lru_cache(maxsize=None)
 def exported(kind):
-    """(model, version path) of `kind`, exported once per process."""
+    """(model, version path) of `kind`, exported once per test run (helpers.built_once: the
+    xdist workers share it); each process builds the same seeded model for itself."""
     model = build_model(kind)
-    path = export_savedmodel(model, kind, os.path.join(_ROOT, kind), vocab_file(), True,
-                          **EXPORT_ARGS[kind])
-    return model, path
+    folder, version = built_once(f"serving_export_{kind}", lambda folder: os.path.basename(
+        export_savedmodel(model, kind, str(folder), vocab_file(), True, **EXPORT_ARGS[kind])))
+    return model, str(folder / version)
 
 
 def loaded_path(path):
