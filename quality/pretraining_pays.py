@@ -10,7 +10,9 @@ earlier run of it left in --work_dir):
             sample of train.tsv, --sst2_seed) beside the full SST-2 dev set, and the lr
             validation splits; --extra_text=sst2_train adds the sentence column of SST-2
             train.tsv (labels unread), as pseudo-documents of --extra_doc_lines lines, to the
-            pre-training and vocabulary text (task-adaptive pre-training);
+            pre-training and vocabulary text (task-adaptive pre-training); --negatives=source
+            draws each NotNext segment from the same source file (one records run per source,
+            then one shuffle over all), so next sentence cannot be solved by telling sources apart;
   pretrain  run_pretraining.py from random weights (whole-word dynamic masking, next sentence,
             --pretrain_* flags), evaluating held-out masked-LM loss every --save_steps steps;
             every checkpoint it writes is copied to work_dir/keep/ (the runner keeps the last
@@ -134,13 +136,28 @@ def prepare(args):
     common = [f"--vocab_file={p['vocab']}", "--do_lower_case", f"--max_seq_length={seq}",
               f"--max_predictions_per_seq={args.max_predictions}", "--dynamic_masking",
               "--random_seed=12345", "--num_workers=1"]
-    if not os.path.exists(train_records[0]):
+    if not os.path.exists(train_records[0]) and args.negatives == "corpus":
         run(args, ["create_pretraining_data.py",
                    f"--input_file={os.path.join(p['corpus'], 'train_*.txt')}",
                    f"--output_file={','.join(train_records)}",
                    f"--dupe_factor={args.dupe_factor}",
                    f"--shard_size_mb={args.shard_size_mb}", *common],
             os.path.join(p["logs"], "create_pretraining_data.log"))
+    elif not os.path.exists(train_records[0]):
+        # One run per source, each a single shard, so that a NotNext segment comes from another
+        # document of the same source; then one global shuffle over all sources.
+        parts = []
+        for path in sorted(train_files):
+            name = os.path.basename(path).split(".")[0]
+            part = os.path.join(p["data"], "by_source", f"{name}{seq}.tfrecord")
+            os.makedirs(os.path.dirname(part), exist_ok=True)
+            run(args, ["create_pretraining_data.py", f"--input_file={path}",
+                       f"--output_file={part}", f"--dupe_factor={args.dupe_factor}",
+                       f"--shard_size_mb={max(args.shard_size_mb, os.path.getsize(path) / 1e6 + 1)}",
+                       *common],
+                os.path.join(p["logs"], f"create_pretraining_data_{name}.log"))
+            parts.append(part)
+        shuffle_merge(parts, train_records, seed=12345)
     heldout_record = os.path.join(p["data"], f"heldout{seq}.tfrecord")
     if not os.path.exists(heldout_record):
         run(args, ["create_pretraining_data.py",
@@ -169,6 +186,21 @@ def prepare(args):
     _write_tsv(os.path.join(p["sst2_val"], "dev.tsv"), header, val)
     write_pair_val(args, "MRPC", args.mrpc_val_rows, p["mrpc_val"])
     write_pair_val(args, "STS-B", args.stsb_val_rows, p["stsb_val"])
+
+
+def shuffle_merge(parts, outputs, seed):
+    """Reads every record of the TFRecord files `parts`, shuffles them (random.Random(seed)) and
+    deals them round-robin over `outputs`; each output is written beside itself and renamed, the
+    first output last (its presence marks the merge done)."""
+    import tensorflow as tf
+    records = [r for part in parts for r in tf.data.TFRecordDataset(part).as_numpy_iterator()]
+    random.Random(seed).shuffle(records)
+    for i, out in reversed(list(enumerate(outputs))):
+        with tf.io.TFRecordWriter(out + ".partial") as writer:
+            for record in records[i::len(outputs)]:
+                writer.write(record)
+        os.replace(out + ".partial", out)
+    print(f"shuffled {len(records)} records of {len(parts)} sources into {len(outputs)} files")
 
 
 def _read_tsv(path):
@@ -476,6 +508,11 @@ def main():
                         help="create_pretraining_data.py shuffles instances (and draws random "
                              "next documents) within shards of this much text; above the "
                              "corpus size (e.g. 16) it is one shard: shuffled across the corpus")
+    parser.add_argument("--negatives", default="corpus", choices=["corpus", "source"],
+                        help="where a NotNext segment comes from: any document of the corpus "
+                             "(within a --shard_size_mb shard), or another document of the "
+                             "same source file (one create_pretraining_data.py run per source, "
+                             "then one shuffle over all records)")
     parser.add_argument("--whole_word", type=int, default=1)
     parser.add_argument("--next_sentence", type=int, default=1)
     parser.add_argument("--mixed_precision", default="bf16",
