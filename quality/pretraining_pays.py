@@ -333,7 +333,7 @@ def write_curve(args):
                                 "mixed_precision": args.mixed_precision,
                                 "jit_compile": bool(args.jit_compile),
                                 "shard_size_mb": args.shard_size_mb,
-                                "extra_text": args.extra_text}}
+                                "extra_text": args.extra_text, "negatives": args.negatives}}
     with open(args.curve, "w", encoding="utf-8") as f:
         for row in rows:
             f.write(json.dumps({**meta, **row}) + "\n")
@@ -393,7 +393,8 @@ def finetune_one(args, task, init, step, seed, lr=None, results_path=None):
                "lr": args.pretrain_lr, "warmup": args.pretrain_warmup,
                "whole_word_dynamic_masking": bool(args.whole_word),
                "next_sentence": bool(args.next_sentence),
-               "mixed_precision": args.mixed_precision, "extra_text": args.extra_text},
+               "mixed_precision": args.mixed_precision, "extra_text": args.extra_text,
+               "negatives": args.negatives},
            "eval_results": results, "commit": runlog.commit(), **cpu_info()}
     runlog.append_row(results_path, row)
     print(json.dumps({k: row.get(k) for k in ("task", "init", "seed", "pretrain_step",
