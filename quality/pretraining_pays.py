@@ -136,28 +136,16 @@ def prepare(args):
     common = [f"--vocab_file={p['vocab']}", "--do_lower_case", f"--max_seq_length={seq}",
               f"--max_predictions_per_seq={args.max_predictions}", "--dynamic_masking",
               "--random_seed=12345", "--num_workers=1"]
-    if not os.path.exists(train_records[0]) and args.negatives == "corpus":
-        run(args, ["create_pretraining_data.py",
-                   f"--input_file={os.path.join(p['corpus'], 'train_*.txt')}",
-                   f"--output_file={','.join(train_records)}",
-                   f"--dupe_factor={args.dupe_factor}",
-                   f"--shard_size_mb={args.shard_size_mb}", *common],
-            os.path.join(p["logs"], "create_pretraining_data.log"))
-    elif not os.path.exists(train_records[0]):
-        # One run per source, each a single shard, so that a NotNext segment comes from another
-        # document of the same source; then one global shuffle over all sources.
-        parts = []
-        for path in sorted(train_files):
-            name = os.path.basename(path).split(".")[0]
-            part = os.path.join(p["data"], "by_source", f"{name}{seq}.tfrecord")
-            os.makedirs(os.path.dirname(part), exist_ok=True)
-            run(args, ["create_pretraining_data.py", f"--input_file={path}",
-                       f"--output_file={part}", f"--dupe_factor={args.dupe_factor}",
-                       f"--shard_size_mb={max(args.shard_size_mb, os.path.getsize(path) / 1e6 + 1)}",
-                       *common],
-                os.path.join(p["logs"], f"create_pretraining_data_{name}.log"))
-            parts.append(part)
-        shuffle_merge(parts, train_records, seed=12345)
+    if not os.path.exists(train_records[0]):
+        if args.negatives == "source":
+            write_records_by_source(args, train_files, train_records, common)
+        else:
+            run(args, ["create_pretraining_data.py",
+                       f"--input_file={os.path.join(p['corpus'], 'train_*.txt')}",
+                       f"--output_file={','.join(train_records)}",
+                       f"--dupe_factor={args.dupe_factor}",
+                       f"--shard_size_mb={args.shard_size_mb}", *common],
+                os.path.join(p["logs"], "create_pretraining_data.log"))
     heldout_record = os.path.join(p["data"], f"heldout{seq}.tfrecord")
     if not os.path.exists(heldout_record):
         run(args, ["create_pretraining_data.py",
@@ -186,6 +174,23 @@ def prepare(args):
     _write_tsv(os.path.join(p["sst2_val"], "dev.tsv"), header, val)
     write_pair_val(args, "MRPC", args.mrpc_val_rows, p["mrpc_val"])
     write_pair_val(args, "STS-B", args.stsb_val_rows, p["stsb_val"])
+
+
+def write_records_by_source(args, train_files, train_records, common):
+    """One create_pretraining_data.py run per source file, each a single shard (so a NotNext
+    segment comes from another document of the same source), then one shuffle over all."""
+    p = paths(args)
+    parts = []
+    for path in sorted(train_files):
+        name = os.path.basename(path).split(".")[0]
+        part = os.path.join(p["data"], "by_source", f"{name}{args.max_seq_length}.tfrecord")
+        os.makedirs(os.path.dirname(part), exist_ok=True)
+        one_shard = max(args.shard_size_mb, os.path.getsize(path) / 1e6 + 1)
+        run(args, ["create_pretraining_data.py", f"--input_file={path}", f"--output_file={part}",
+                   f"--dupe_factor={args.dupe_factor}", f"--shard_size_mb={one_shard}", *common],
+            os.path.join(p["logs"], f"create_pretraining_data_{name}.log"))
+        parts.append(part)
+    shuffle_merge(parts, train_records, seed=12345)
 
 
 def shuffle_merge(parts, outputs, seed):
