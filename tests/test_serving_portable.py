@@ -193,15 +193,17 @@ def test_bert_tf_predict_gives_the_savedmodels_predictions_from_a_portable_expor
         assert p["probabilities"] == pytest.approx(s["probabilities"], abs=1e-5)
 
 
-def _mediapipe(kind, path, texts):
+def _mediapipe(exports, texts):
+    """MediaPipe Tasks on each (kind, export folder) of exports, in one process that imports
+    mediapipe alone; the outputs in the same order."""
     import subprocess
     import sys
-    """MediaPipe Tasks on the export, in a process that imports mediapipe alone."""
     client = str(support.REPO / "quality" / "mediapipe_client.py")
-    done = subprocess.run([sys.executable, client, kind, os.path.join(path, "model.tflite")],
-                          input=json.dumps(texts), capture_output=True, text=True, timeout=120)
+    args = [a for kind, path in exports for a in (kind, os.path.join(path, "model.tflite"))]
+    done = subprocess.run([sys.executable, client, *args], input=json.dumps(texts),
+                          capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads(done.stdout.splitlines()[-1])
+    return [json.loads(line) for line in done.stdout.splitlines()[-len(exports):]]
 
 
 @functools.lru_cache(maxsize=None)
@@ -212,11 +214,20 @@ def _mediapipe_export(kind):
     return path
 
 
-@pytest.mark.slow            # exports (LiteRT conversion), then starts MediaPipe: 5-8 s
-def test_mediapipes_text_classifier_loads_a_mediapipe_export_as_it_is():
+@pytest.fixture(scope="module")
+def mediapipe_outputs():
+    """MediaPipe's TextClassifier and TextEmbedder on 8 MRPC sentences, each on its kind's
+    mediapipe export, from one MediaPipe process."""
     texts = support.mrpc_pairs(8)[0]
-    path = _mediapipe_export("classifier")
-    got = _mediapipe("classifier", path, texts)
+    kinds = ("classifier", "embedding")
+    outputs = _mediapipe([(kind, _mediapipe_export(kind)) for kind in kinds], texts)
+    return texts, dict(zip(kinds, outputs))
+
+
+@pytest.mark.slow            # exports (LiteRT conversion), then starts MediaPipe: 5-8 s
+def test_mediapipes_text_classifier_loads_a_mediapipe_export_as_it_is(mediapipe_outputs):
+    texts, outputs = mediapipe_outputs
+    got = outputs["classifier"]
     expected = _keras("classifier", support.classifier_features(texts))["probabilities"]
     labels = support.MRPC_LABELS
     np.testing.assert_allclose([[scores[label] for label in labels] for scores in got],
@@ -224,9 +235,9 @@ def test_mediapipes_text_classifier_loads_a_mediapipe_export_as_it_is():
 
 
 @pytest.mark.slow            # exports (LiteRT conversion), then starts MediaPipe: 5-8 s
-def test_mediapipes_text_embedder_loads_an_embedding_export_as_it_is():
-    texts = support.mrpc_pairs(8)[0]
-    got = np.array(_mediapipe("embedding", _mediapipe_export("embedding"), texts))
+def test_mediapipes_text_embedder_loads_an_embedding_export_as_it_is(mediapipe_outputs):
+    texts, outputs = mediapipe_outputs
+    got = np.array(outputs["embedding"])
     expected = _keras("embedding", support.classifier_features(texts))["embedding"]
     cosine = (got * expected).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(
         expected, axis=1)
