@@ -10,7 +10,9 @@ earlier run of it left in --work_dir):
             sample of train.tsv, --sst2_seed) beside the full SST-2 dev set, and the lr
             validation splits; --extra_text=sst2_train adds the sentence column of SST-2
             train.tsv (labels unread), as pseudo-documents of --extra_doc_lines lines, to the
-            pre-training and vocabulary text (task-adaptive pre-training); --negatives=source
+            pre-training and vocabulary text (task-adaptive pre-training); pair_train (the list
+            is comma-separated) adds each MRPC and STS-B train.tsv pair, labels unread, as a
+            two-sentence document; --negatives=source
             draws each NotNext segment from the same source file (one records run per source,
             then one shuffle over all), so next sentence cannot be solved by telling sources apart;
   pretrain  run_pretraining.py from random weights (whole-word dynamic masking, next sentence,
@@ -60,6 +62,8 @@ GLUE = os.path.join(SHARED, "data", "glue")
 RESULTS = os.path.join(REPO, "quality", "results", "pretraining_pays.jsonl")
 CURVE = os.path.join(REPO, "quality", "results", "pretraining_pays_curve.jsonl")
 HELDOUT_DOCS = 10
+# --extra_text=pair_train: the sentence columns of each pair task's train.tsv.
+PAIR_TEXT = {"MRPC": ("#1 String", "#2 String"), "STS-B": ("sentence1", "sentence2")}
 
 
 def cpu_info():
@@ -125,8 +129,10 @@ def prepare(args):
         if held:
             with open(os.path.join(p["corpus"], "heldout.txt"), "w", encoding="utf-8") as f:
                 f.write("\n\n".join(held) + "\n")
-    if args.extra_text == "sst2_train":
+    if "sst2_train" in args.extra_text.split(","):
         train_files.append(write_sst2_train_text(args, p["corpus"]))
+    if "pair_train" in args.extra_text.split(","):
+        train_files += [write_pair_train_text(folder, p["corpus"]) for folder in PAIR_TEXT]
     if not os.path.exists(p["vocab"]):
         run(args, ["build_vocab.py", f"--input_file={','.join(train_files)}",
                    f"--output_file={p['vocab']}", f"--vocab_size={args.vocab_size}",
@@ -246,6 +252,29 @@ def write_sst2_train_text(args, corpus_dir):
     with open(out, "w", encoding="utf-8") as f:
         f.write("\n\n".join(docs) + "\n")
     print(f"extra text: {len(sentences)} SST-2 train sentences in {len(docs)} documents -> {out}")
+    return out
+
+
+def write_pair_train_text(folder, corpus_dir):
+    """Task-adaptive pre-training text for a pair task: each row of its train.tsv (the label
+    column is never read; dev.tsv is never opened here) becomes one document of two lines, its
+    two sentences, so masked LM and next sentence see the task's pairs as pairs."""
+    header, rows = _read_tsv(os.path.join(GLUE, folder, "train.tsv"))
+    names = header.lstrip("\ufeff").split("\t")
+    columns = [names.index(c) for c in PAIR_TEXT[folder]]
+    docs = []
+    for line, row in enumerate(rows, start=2):
+        fields = row.split("\t")
+        if len(fields) != len(names):
+            raise ValueError(f"{folder}/train.tsv line {line}: {len(fields)} fields, "
+                             f"expected {len(names)}")
+        pair = [fields[c].strip() for c in columns]
+        if all(pair):
+            docs.append("\n".join(pair))
+    out = os.path.join(corpus_dir, f"train_{folder.lower().replace('-', '')}_train.sentences.txt")
+    with open(out, "w", encoding="utf-8") as f:
+        f.write("\n\n".join(docs) + "\n")
+    print(f"extra text: {len(docs)} {folder} train pairs -> {out}")
     return out
 
 
@@ -555,9 +584,11 @@ def main():
     parser.add_argument("--val_rows", type=int, default=1000,
                         help="rows of SST-2 train.tsv outside the 2k sample: the lr validation set")
     parser.add_argument("--val_seed", type=int, default=1)
-    parser.add_argument("--extra_text", default="", choices=["", "sst2_train"],
-                        help="sst2_train: add the sentences of SST-2 train.tsv (no labels) to "
-                             "the pre-training text and the vocabulary's text (task-adaptive)")
+    parser.add_argument("--extra_text", default="",
+                        help="comma list; sst2_train: add the sentences of SST-2 train.tsv (no "
+                             "labels) to the pre-training text and the vocabulary's text "
+                             "(task-adaptive); pair_train: add each MRPC and STS-B train.tsv "
+                             "pair (no labels) as a two-sentence document")
     parser.add_argument("--extra_doc_lines", type=int, default=50,
                         help="consecutive SST-2 lines per pseudo-document")
     parser.add_argument("--ft_batch", type=int, default=32)
@@ -565,6 +596,10 @@ def main():
     parser.add_argument("--ft_seq", default="SST-2-2k=64,MRPC=128,SST-2=64,STS-B=128")
     args = parser.parse_args()
     args.tasks = args.tasks.split(",")
+    unknown = set(filter(None, args.extra_text.split(","))) - {"sst2_train", "pair_train"}
+    if unknown:
+        parser.error(f"--extra_text: unknown {sorted(unknown)}; "
+                     "choose from sst2_train, pair_train")
     args.seeds = [int(s) for s in args.seeds.split(",")]
     args.lr_grid = [float(v) for v in args.lr_grid.split(",")]
     args.curve_steps = [int(s) for s in args.curve_steps.split(",") if s]
