@@ -224,7 +224,7 @@ def mediapipe_outputs():
     return texts, dict(zip(kinds, outputs))
 
 
-@pytest.mark.slow            # exports (LiteRT conversion), then starts MediaPipe: 5-8 s
+@pytest.mark.slow            # the shared fixture: two exports, one MediaPipe process, ~13 s
 def test_mediapipes_text_classifier_loads_a_mediapipe_export_as_it_is(mediapipe_outputs):
     texts, outputs = mediapipe_outputs
     got = outputs["classifier"]
@@ -234,7 +234,7 @@ def test_mediapipes_text_classifier_loads_a_mediapipe_export_as_it_is(mediapipe_
                                expected, atol=1e-5)
 
 
-@pytest.mark.slow            # exports (LiteRT conversion), then starts MediaPipe: 5-8 s
+@pytest.mark.slow            # the shared fixture: two exports, one MediaPipe process, ~13 s
 def test_mediapipes_text_embedder_loads_an_embedding_export_as_it_is(mediapipe_outputs):
     texts, outputs = mediapipe_outputs
     got = np.array(outputs["embedding"])
