@@ -11,7 +11,7 @@ earlier run of it left in --work_dir):
             validation splits; --extra_text=sst2_train adds the sentence column of SST-2
             train.tsv (labels unread), as pseudo-documents of --extra_doc_lines lines, to the
             pre-training and vocabulary text (task-adaptive pre-training); pair_train (the list
-            is comma-separated) adds each MRPC and STS-B train.tsv pair, labels unread, as a
+            is comma-separated) adds each MRPC and STS-B train.tsv pair, labels unused, as a
             two-sentence document; --negatives=source
             draws each NotNext segment from the same source file (one records run per source,
             then one shuffle over all), so next sentence cannot be solved by telling sources apart;
@@ -62,8 +62,9 @@ GLUE = os.path.join(SHARED, "data", "glue")
 RESULTS = os.path.join(REPO, "quality", "results", "pretraining_pays.jsonl")
 CURVE = os.path.join(REPO, "quality", "results", "pretraining_pays_curve.jsonl")
 HELDOUT_DOCS = 10
-# --extra_text=pair_train: the sentence columns of each pair task's train.tsv.
-PAIR_TEXT = {"MRPC": ("#1 String", "#2 String"), "STS-B": ("sentence1", "sentence2")}
+# --extra_text=pair_train: each pair task (processor name) and its GLUE folder.
+PAIR_TASKS = {"mrpc": "MRPC", "sts-b": "STS-B"}
+EXTRA_TEXTS = ("sst2_train", "pair_train")
 
 
 def cpu_info():
@@ -129,10 +130,10 @@ def prepare(args):
         if held:
             with open(os.path.join(p["corpus"], "heldout.txt"), "w", encoding="utf-8") as f:
                 f.write("\n\n".join(held) + "\n")
-    if "sst2_train" in args.extra_text.split(","):
+    if "sst2_train" in args.extras:
         train_files.append(write_sst2_train_text(args, p["corpus"]))
-    if "pair_train" in args.extra_text.split(","):
-        train_files += [write_pair_train_text(folder, p["corpus"]) for folder in PAIR_TEXT]
+    if "pair_train" in args.extras:
+        train_files += [write_pair_train_text(task, p["corpus"]) for task in PAIR_TASKS]
     if not os.path.exists(p["vocab"]):
         run(args, ["build_vocab.py", f"--input_file={','.join(train_files)}",
                    f"--output_file={p['vocab']}", f"--vocab_size={args.vocab_size}",
@@ -255,23 +256,18 @@ def write_sst2_train_text(args, corpus_dir):
     return out
 
 
-def write_pair_train_text(folder, corpus_dir):
-    """Task-adaptive pre-training text for a pair task: each row of its train.tsv (the label
-    column is never read; dev.tsv is never opened here) becomes one document of two lines, its
-    two sentences, so masked LM and next sentence see the task's pairs as pairs."""
-    header, rows = _read_tsv(os.path.join(GLUE, folder, "train.tsv"))
-    names = header.lstrip("\ufeff").split("\t")
-    columns = [names.index(c) for c in PAIR_TEXT[folder]]
-    docs = []
-    for line, row in enumerate(rows, start=2):
-        fields = row.split("\t")
-        if len(fields) != len(names):
-            raise ValueError(f"{folder}/train.tsv line {line}: {len(fields)} fields, "
-                             f"expected {len(names)}")
-        pair = [fields[c].strip() for c in columns]
-        if all(pair):
-            docs.append("\n".join(pair))
-    out = os.path.join(corpus_dir, f"train_{folder.lower().replace('-', '')}_train.sentences.txt")
+def write_pair_train_text(task, corpus_dir):
+    """Task-adaptive pre-training text for a pair task: each example of its train.tsv, read by
+    the task's GLUE processor (labels unused; dev.tsv is never opened here), becomes one
+    document of two lines, its two sentences, so masked LM and next sentence see the task's
+    pairs as pairs."""
+    sys.path.insert(0, REPO)
+    from bert_tf.data.classification import get_processor
+    folder = PAIR_TASKS[task]
+    examples = get_processor(task).get_train_examples(os.path.join(GLUE, folder))
+    docs = [f"{e.text_a.strip()}\n{e.text_b.strip()}" for e in examples
+            if e.text_a.strip() and e.text_b.strip()]
+    out = os.path.join(corpus_dir, f"train_{task.replace('-', '')}_train.sentences.txt")
     with open(out, "w", encoding="utf-8") as f:
         f.write("\n\n".join(docs) + "\n")
     print(f"extra text: {len(docs)} {folder} train pairs -> {out}")
@@ -596,10 +592,10 @@ def main():
     parser.add_argument("--ft_seq", default="SST-2-2k=64,MRPC=128,SST-2=64,STS-B=128")
     args = parser.parse_args()
     args.tasks = args.tasks.split(",")
-    unknown = set(filter(None, args.extra_text.split(","))) - {"sst2_train", "pair_train"}
-    if unknown:
-        parser.error(f"--extra_text: unknown {sorted(unknown)}; "
-                     "choose from sst2_train, pair_train")
+    args.extras = set(filter(None, args.extra_text.split(",")))
+    if args.extras - set(EXTRA_TEXTS):
+        parser.error(f"--extra_text: unknown {sorted(args.extras - set(EXTRA_TEXTS))}; "
+                     f"choose from {', '.join(EXTRA_TEXTS)}")
     args.seeds = [int(s) for s in args.seeds.split(",")]
     args.lr_grid = [float(v) for v in args.lr_grid.split(",")]
     args.curve_steps = [int(s) for s in args.curve_steps.split(",") if s]
