@@ -314,6 +314,7 @@ def pretrain(args):
         "--max_eval_steps=100", f"--seed={args.pretrain_seed}",
         *([f"--mixed_precision={args.mixed_precision}"] if args.mixed_precision else []),
         *(["--jit_compile"] if args.jit_compile else []),
+        *([f"--init_checkpoint={args.pretrain_init}"] if args.pretrain_init else []),
     ]
     started_at = runlog.commit()
     stop = threading.Event()
@@ -325,7 +326,10 @@ def pretrain(args):
         stop.set()
         keeper.join()
     with open(os.path.join(args.work_dir, "pretrain_seconds.json"), "w") as f:
-        json.dump({"seconds": seconds, "command": command, "commit": started_at}, f)
+        json.dump({"seconds": seconds, "command": command, "commit": started_at,
+                   "init_checkpoint": args.pretrain_init,
+                   "init_seconds": args.pretrain_init_seconds,
+                   "total_seconds": seconds + args.pretrain_init_seconds}, f)
     write_curve(args)
 
 
@@ -363,7 +367,9 @@ def write_curve(args):
                                 "mixed_precision": args.mixed_precision,
                                 "jit_compile": bool(args.jit_compile),
                                 "shard_size_mb": args.shard_size_mb,
-                                "extra_text": args.extra_text, "negatives": args.negatives}}
+                                "extra_text": args.extra_text, "negatives": args.negatives,
+                                "init_checkpoint": args.pretrain_init,
+                                "init_seconds": args.pretrain_init_seconds}}
     with open(args.curve, "w", encoding="utf-8") as f:
         for row in rows:
             f.write(json.dumps({**meta, **row}) + "\n")
@@ -424,7 +430,7 @@ def finetune_one(args, task, init, step, seed, lr=None, results_path=None):
                "whole_word_dynamic_masking": bool(args.whole_word),
                "next_sentence": bool(args.next_sentence),
                "mixed_precision": args.mixed_precision, "extra_text": args.extra_text,
-               "negatives": args.negatives},
+               "negatives": args.negatives, "init_checkpoint": args.pretrain_init},
            "eval_results": results, "commit": runlog.commit(), **cpu_info()}
     runlog.append_row(results_path, row)
     print(json.dumps({k: row.get(k) for k in ("task", "init", "seed", "pretrain_step",
@@ -555,6 +561,13 @@ def main():
     parser.add_argument("--pretrain_warmup", type=int, default=300)
     parser.add_argument("--pretrain_lr", type=float, default=1e-3)
     parser.add_argument("--pretrain_seed", type=int, default=12345)
+    parser.add_argument("--pretrain_init", default="",
+                        help="a checkpoint to continue from (BERT's two phases: short sequences "
+                             "first, then this run at --max_seq_length); its vocabulary must be "
+                             "this run's")
+    parser.add_argument("--pretrain_init_seconds", type=float, default=0.0,
+                        help="wall seconds of pre-training that made --pretrain_init; added to "
+                             "this run's to give the recipe's total")
     parser.add_argument("--save_steps", type=int, default=715)
     parser.add_argument("--log_steps", type=int, default=55)
     parser.add_argument("--sst2_train", type=int, default=2000)
