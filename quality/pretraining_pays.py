@@ -15,7 +15,8 @@ earlier run of it left in --work_dir):
             two-sentence document; --negatives=source
             draws each NotNext segment from the same source file (one records run per source,
             then one shuffle over all), so next sentence cannot be solved by telling sources apart;
-  pretrain  run_pretraining.py from random weights (whole-word dynamic masking, next sentence,
+  pretrain  run_pretraining.py from random weights, or from --pretrain_init to continue an
+            earlier (shorter-sequence) run (whole-word dynamic masking, next sentence,
             --pretrain_* flags), evaluating held-out masked-LM loss every --save_steps steps;
             every checkpoint it writes is copied to work_dir/keep/ (the runner keeps the last
             5 only), and the masked-LM curve (train and held-out) goes to --curve;
