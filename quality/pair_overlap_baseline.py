@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import runlog  # noqa: E402
 from bert_tf.data.classification import get_processor  # noqa: E402
-from bert_tf.metrics.classification import accuracy, f1_score, pearson_corr, spearman_corr  # noqa: E402
+from bert_tf.metrics.classification import accuracy, compute_metrics  # noqa: E402
 from bert_tf.tokenization.basic import BasicTokenizer  # noqa: E402
 from pretraining_pays import GLUE, cpu_info  # noqa: E402
 
@@ -54,22 +54,20 @@ def main():
     train_labels = [int(e.label) for e in train]
     dev_labels = [int(e.label) for e in dev]
     threshold = best_threshold(overlaps(train, tokenizer), train_labels)
-    predictions = [int(s >= threshold) for s in overlaps(dev, tokenizer)]
+    metrics = compute_metrics("mrpc", [int(s >= threshold) for s in overlaps(dev, tokenizer)],
+                              dev_labels)
     runlog.append_row(args.results, {
         "task": "MRPC", "split": "dev", "threshold_from": "train.tsv", "threshold": threshold,
-        "dev_accuracy": accuracy(predictions, dev_labels),
-        "dev_f1": f1_score(predictions, dev_labels),
+        "dev_accuracy": metrics["eval_accuracy"], "dev_f1": metrics["f1"],
         "majority_accuracy": max(dev_labels.count(1), dev_labels.count(0)) / len(dev_labels),
         **meta})
 
     stsb = get_processor("sts-b")
     for split, examples in (("train", stsb.get_train_examples(os.path.join(GLUE, "STS-B"))),
                             ("dev", stsb.get_dev_examples(os.path.join(GLUE, "STS-B")))):
-        scores, gold = overlaps(examples, tokenizer), [float(e.label) for e in examples]
-        pearson, spearman = pearson_corr(scores, gold), spearman_corr(scores, gold)
-        runlog.append_row(args.results, {
-            "task": "STS-B", "split": split, "pearson": pearson, "spearman": spearman,
-            "corr": (pearson + spearman) / 2, **meta})
+        metrics = compute_metrics("sts-b", overlaps(examples, tokenizer),
+                                  [float(e.label) for e in examples])
+        runlog.append_row(args.results, {"task": "STS-B", "split": split, **metrics, **meta})
     for row in runlog.read_rows(args.results)[-3:]:
         print({k: v for k, v in row.items() if k not in meta})
 
