@@ -107,6 +107,7 @@ def paths(args):
             "data": os.path.join(w, "data"), "config": os.path.join(w, "bert_config.json"),
             "sst2": os.path.join(w, "sst2_2k"), "sst2_val": os.path.join(w, "sst2_2k_val"),
             "mrpc_val": os.path.join(w, "mrpc_val"), "stsb_val": os.path.join(w, "stsb_val"),
+            "stsb_srcval": os.path.join(w, "stsb_srcval"),
             "pretrain": os.path.join(w, "pretrain"),
             "keep": os.path.join(w, "keep"), "finetune": os.path.join(w, "finetune"),
             "logs": os.path.join(w, "logs")}
@@ -182,6 +183,7 @@ def prepare(args):
     _write_tsv(os.path.join(p["sst2_val"], "dev.tsv"), header, val)
     write_pair_val(args, "MRPC", args.mrpc_val_rows, p["mrpc_val"])
     write_pair_val(args, "STS-B", args.stsb_val_rows, p["stsb_val"])
+    write_pair_source_val(args, "STS-B", args.stsb_val_source, p["stsb_srcval"])
 
 
 def write_records_by_source(args, train_files, train_records, common):
@@ -238,6 +240,22 @@ def write_pair_val(args, folder, n_rows, out_dir):
                [r for i, r in enumerate(rows) if i not in held])
     _write_tsv(os.path.join(out_dir, "dev.tsv"), header,
                [r for i, r in enumerate(rows) if i in held])
+
+
+def write_pair_source_val(args, folder, source, out_dir):
+    """A pair task's source-held-out validation split: the train.tsv rows whose filename column
+    is `source` as dev.tsv, the other rows as train.tsv; never dev.tsv. A third of STS-B's dev
+    set comes from sources its train.tsv lacks (answers-forums, track5), which a random split
+    of train.tsv does not test."""
+    header, rows = _read_tsv(os.path.join(GLUE, folder, "train.tsv"))
+    column = header.split("\t").index("filename")
+    held = [r for r in rows if r.split("\t")[column] == source]
+    if not held:
+        raise SystemExit(f"{folder}/train.tsv: no row has filename {source!r}")
+    os.makedirs(out_dir, exist_ok=True)
+    _write_tsv(os.path.join(out_dir, "train.tsv"), header,
+               [r for r in rows if r.split("\t")[column] != source])
+    _write_tsv(os.path.join(out_dir, "dev.tsv"), header, held)
 
 
 def write_sst2_train_text(args, corpus_dir):
@@ -382,9 +400,10 @@ TASKS = {"SST-2-2k": ("sst-2", None), "MRPC": ("mrpc", os.path.join(GLUE, "MRPC"
          "SST-2-2k-val": ("sst-2", None),   # SST-2-2k trained, evaluated on the lr validation split
          "MRPC-val": ("mrpc", None),        # MRPC train.tsv minus the validation rows, and them
          "STS-B": ("sts-b", os.path.join(GLUE, "STS-B")),   # regression: Pearson / Spearman
-         "STS-B-val": ("sts-b", None)}
+         "STS-B-val": ("sts-b", None),
+         "STS-B-srcval": ("sts-b", None)}   # STS-B train.tsv minus one source, and it
 VALIDATION = {"SST-2-2k-val": ("SST-2-2k", "sst2_val"), "MRPC-val": ("MRPC", "mrpc_val"),
-              "STS-B-val": ("STS-B", "stsb_val")}
+              "STS-B-val": ("STS-B", "stsb_val"), "STS-B-srcval": ("STS-B", "stsb_srcval")}
 
 
 def arm_lr(args, init):
@@ -393,13 +412,26 @@ def arm_lr(args, init):
     return args.ft_lr if lr is None else lr
 
 
-def finetune_one(args, task, init, step, seed, lr=None, results_path=None):
+def arm_mode(args, init):
+    """The fine-tuning mode of an arm: full (every weight trains) or frozen (the encoder, pooler
+    included, keeps its weights and only the task head trains: BERT's feature-based approach)."""
+    return args.ft_mode_pretrained if init == "pretrained" else args.ft_mode_random
+
+
+def row_mode(row):
+    """A results row's fine-tuning mode; rows written before modes existed are full."""
+    return row.get("recipe", {}).get("mode", "full")
+
+
+def finetune_one(args, task, init, step, seed, lr=None, results_path=None, mode=None):
     p = paths(args)
     results_path = results_path or args.results
     lr = arm_lr(args, init) if lr is None else lr
+    mode = mode or arm_mode(args, init)
     task_name, data_dir = TASKS[task]
     data_dir = data_dir or (p[VALIDATION[task][1]] if task in VALIDATION else p["sst2"])
-    out = os.path.join(p["finetune"], f"{task}_{init}_{step}_s{seed}_lr{lr:g}")
+    suffix = "" if mode == "full" else f"_{mode}"
+    out = os.path.join(p["finetune"], f"{task}_{init}_{step}_s{seed}_lr{lr:g}{suffix}")
     recipe_task = VALIDATION[task][0] if task in VALIDATION else task   # same epochs, length
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
@@ -412,6 +444,8 @@ def finetune_one(args, task, init, step, seed, lr=None, results_path=None):
              "--iterations_per_loop=50", "--save_checkpoints_steps=100000", f"--seed={seed}"]
     if init == "pretrained":
         flags.append(f"--init_checkpoint={os.path.join(p['keep'], f'ckpt-{step}')}")
+    if mode == "frozen":
+        flags.append("--freeze_encoder")
     seconds = run(args, ["run_classifier.py", *flags], os.path.join(out, "run.log"))
     from bert_tf.metrics.results import read_eval_results
     results = read_eval_results(os.path.join(out, "eval_results.txt"))
@@ -424,6 +458,7 @@ def finetune_one(args, task, init, step, seed, lr=None, results_path=None):
            "train_steps": results.get("global_step"), "wall_seconds": seconds,
            "recipe": {"max_seq_length": args.ft_seq[recipe_task], "batch": args.ft_batch,
                       "lr": lr, "epochs": args.ft_epochs[recipe_task], "warmup": 0.1,
+                      "mode": mode,
                       "optimizer": "adamw_torch (default)", "precision": "fp32"},
            "pretrain_recipe": None if init == "random" else {
                "max_seq_length": args.max_seq_length, "batch": args.pretrain_batch,
@@ -447,7 +482,7 @@ def score(row):
 
 def finetune(args):
     sys.path.insert(0, REPO)
-    done = {(r["task"], r["init"], r["seed"], r["pretrain_step"])
+    done = {(r["task"], r["init"], r["seed"], r["pretrain_step"], row_mode(r))
             for r in runlog.read_rows(args.results)}
     final = args.pretrain_steps
     plan = []
@@ -459,7 +494,7 @@ def finetune(args):
             for task in args.tasks:
                 plan.append((task, "pretrained", step, seed))
     for task, init, step, seed in plan:
-        if (task, init, seed, step) in done:
+        if (task, init, seed, step, arm_mode(args, init)) in done:
             continue
         if init == "pretrained" and not os.path.exists(
                 os.path.join(paths(args)["keep"], f"ckpt-{step}.index")):
@@ -469,28 +504,37 @@ def finetune(args):
 
 
 def lrsearch(args):
-    """Per-arm fine-tuning learning rate on --lr_task's validation split (SST-2-2k-val: the 2k
-    sample, evaluated on other train.tsv rows; MRPC-val: MRPC train.tsv minus --mrpc_val_rows
-    rows, evaluated on them; STS-B-val likewise; never dev.tsv), for each lr of --lr_grid, seed
-    --lr_seed, from the final pre-trained checkpoint and from random weights. Rows go to
-    --lr_results; prints the best lr of each arm (ties: the smaller lr)."""
+    """Per-arm fine-tuning learning rate, and with --ft_modes=full,frozen the mode too, on
+    --lr_task's validation split (SST-2-2k-val: the 2k sample, evaluated on other train.tsv
+    rows; MRPC-val: MRPC train.tsv minus --mrpc_val_rows rows, evaluated on them; STS-B-val
+    likewise; STS-B-srcval: STS-B train.tsv minus the --stsb_val_source rows, evaluated on
+    them; never dev.tsv): each lr of --lr_grid fully fine-tuned, each of --frozen_lr_grid
+    with the encoder frozen, seed --lr_seed, from the final pre-trained checkpoint and from
+    random weights. Rows go to --lr_results; prints the best (mode, lr) of each arm (ties: the
+    smaller lr)."""
     sys.path.insert(0, REPO)
     task = args.lr_task
-    done = {(r["init"], r["lr"]) for r in runlog.read_rows(args.lr_results) if r["task"] == task}
+    if task == "STS-B-srcval" and not os.path.exists(paths(args)["stsb_srcval"]):
+        write_pair_source_val(args, "STS-B", args.stsb_val_source, paths(args)["stsb_srcval"])
+    grid = {"full": args.lr_grid, "frozen": args.frozen_lr_grid}
+    done = {(r["init"], r["lr"], row_mode(r)) for r in runlog.read_rows(args.lr_results)
+            if r["task"] == task}
     for init, step in (("pretrained", args.pretrain_steps), ("random", 0)):
-        for lr in args.lr_grid:
-            if (init, lr) not in done:
-                finetune_one(args, task, init, step, args.lr_seed, lr=lr,
-                             results_path=args.lr_results)
-    rows = [r for r in runlog.read_rows(args.lr_results) if r["task"] == task]
-    print(f"{task}\n| init | lr | validation accuracy (STS-B: corr) |\n|---|---|---|")
+        for mode in args.ft_modes:
+            for lr in grid[mode]:
+                if (init, lr, mode) not in done:
+                    finetune_one(args, task, init, step, args.lr_seed, lr=lr,
+                                 results_path=args.lr_results, mode=mode)
+    rows = [r for r in runlog.read_rows(args.lr_results)
+            if r["task"] == task and row_mode(r) in args.ft_modes]
+    print(f"{task}\n| init | mode | lr | validation accuracy (STS-B: corr) |\n|---|---|---|---|")
     for init in ("pretrained", "random"):
-        sel = sorted((r for r in rows if r["init"] == init), key=lambda r: r["lr"])
+        sel = sorted((r for r in rows if r["init"] == init), key=lambda r: (row_mode(r), r["lr"]))
         for r in sel:
-            print(f"| {init} | {r['lr']:g} | {100 * score(r):.2f} |")
+            print(f"| {init} | {row_mode(r)} | {r['lr']:g} | {100 * score(r):.2f} |")
         if sel:
             best = max(sel, key=lambda r: (score(r), -r["lr"]))
-            print(f"| {init} | best: {best['lr']:g} | |")
+            print(f"| {init} | best: {row_mode(best)} | {best['lr']:g} | |")
 
 
 def _mean_std(values):
@@ -512,7 +556,9 @@ def summarize(args):
         for init, step in (("pretrained", final), ("random", 0)):
             sel = [r for r in rows if r["task"] == task and r["init"] == init
                    and r["pretrain_step"] == step]
-            lrs = ",".join(sorted({f"{r.get('lr', r['recipe']['lr']):g}" for r in sel}))
+            lrs = ",".join(sorted({f"{r.get('lr', r['recipe']['lr']):g}"
+                                   + ("" if row_mode(r) == "full" else f" ({row_mode(r)})")
+                                   for r in sel}))
             lines.append(f"| {task} | {init} | {step} | {lrs} | "
                          f"{_mean_std([score(r) for r in sel])} | "
                          f"{_mean_std([r['dev_f1'] for r in sel]) if task == 'MRPC' else '–'} | "
@@ -582,13 +628,25 @@ def main():
                         help="fine-tuning lr of the pre-trained arm (default: --ft_lr)")
     parser.add_argument("--ft_lr_random", type=float, default=None,
                         help="fine-tuning lr of the random-weights arm (default: --ft_lr)")
+    parser.add_argument("--ft_mode_pretrained", default="full", choices=["full", "frozen"],
+                        help="frozen: train the task head only, on the pre-trained encoder's "
+                             "features (BERT's feature-based approach)")
+    parser.add_argument("--ft_mode_random", default="full", choices=["full", "frozen"],
+                        help="the same for the random-weights arm")
     parser.add_argument("--lr_grid", default="1e-4,3e-4,1e-3")
+    parser.add_argument("--ft_modes", default="full",
+                        help="lrsearch: the fine-tuning modes to search (full, frozen or both)")
+    parser.add_argument("--frozen_lr_grid", default="1e-3,3e-3,1e-2",
+                        help="lrsearch: the learning rates of the frozen mode (a head alone "
+                             "takes larger steps)")
     parser.add_argument("--lr_seed", type=int, default=1)
     parser.add_argument("--lr_task", default="SST-2-2k-val", choices=sorted(VALIDATION))
     parser.add_argument("--mrpc_val_rows", type=int, default=400,
                         help="rows of MRPC train.tsv held out as its lr validation split")
     parser.add_argument("--stsb_val_rows", type=int, default=1000,
                         help="rows of STS-B train.tsv held out as its lr validation split")
+    parser.add_argument("--stsb_val_source", default="deft-forum",
+                        help="STS-B-srcval: the train.tsv source (filename column) held out")
     parser.add_argument("--lr_results", default=os.path.join(
         REPO, "quality", "results", "pretraining_pays_lr.jsonl"))
     parser.add_argument("--val_rows", type=int, default=1000,
@@ -612,6 +670,10 @@ def main():
                      f"choose from {', '.join(EXTRA_TEXTS)}")
     args.seeds = [int(s) for s in args.seeds.split(",")]
     args.lr_grid = [float(v) for v in args.lr_grid.split(",")]
+    args.frozen_lr_grid = [float(v) for v in args.frozen_lr_grid.split(",")]
+    args.ft_modes = args.ft_modes.split(",")
+    if set(args.ft_modes) - {"full", "frozen"}:
+        parser.error(f"--ft_modes: choose from full, frozen; got {args.ft_modes}")
     args.curve_steps = [int(s) for s in args.curve_steps.split(",") if s]
     args.ft_epochs = {k: float(v) for k, v in (kv.split("=") for kv in args.ft_epochs.split(","))}
     args.ft_seq = {k: int(v) for k, v in (kv.split("=") for kv in args.ft_seq.split(","))}
