@@ -28,8 +28,10 @@ earlier run of it left in --work_dir):
             of a training set (--lr_task: SST-2-2k-val, the 2k sample evaluated on other SST-2
             train.tsv rows, --val_rows, --val_seed; MRPC-val, MRPC train.tsv minus
             --mrpc_val_rows rows evaluated on them; STS-B-val likewise with --stsb_val_rows;
-            never dev.tsv), over --lr_grid; rows to --lr_results; then pass the best as
-            --ft_lr_pretrained / --ft_lr_random to finetune;
+            never dev.tsv; STS-B-srcval holds out one train.tsv source), over --lr_grid, and
+            with --ft_modes=full,frozen also with the encoder frozen over --frozen_lr_grid;
+            rows to --lr_results; then pass the best as --ft_lr_pretrained / --ft_lr_random
+            (and --ft_mode_pretrained / --ft_mode_random) to finetune;
   curve     (re)write --curve from the pre-training's TensorBoard files and eval_history.jsonl;
   summarize print the markdown tables of --results: mean +- std over seeds, and downstream dev
             accuracy vs pre-training step.
