@@ -251,13 +251,14 @@ def write_pair_source_val(args, folder, source, out_dir):
     of train.tsv does not test."""
     header, rows = _read_tsv(os.path.join(GLUE, folder, "train.tsv"))
     column = header.split("\t").index("filename")
-    held = [r for r in rows if r.split("\t")[column] == source]
-    if not held:
+    split = {True: [], False: []}
+    for r in rows:
+        split[r.split("\t")[column] == source].append(r)
+    if not split[True]:
         raise SystemExit(f"{folder}/train.tsv: no row has filename {source!r}")
     os.makedirs(out_dir, exist_ok=True)
-    _write_tsv(os.path.join(out_dir, "train.tsv"), header,
-               [r for r in rows if r.split("\t")[column] != source])
-    _write_tsv(os.path.join(out_dir, "dev.tsv"), header, held)
+    _write_tsv(os.path.join(out_dir, "train.tsv"), header, split[False])
+    _write_tsv(os.path.join(out_dir, "dev.tsv"), header, split[True])
 
 
 def write_sst2_train_text(args, corpus_dir):
@@ -516,8 +517,10 @@ def lrsearch(args):
     smaller lr)."""
     sys.path.insert(0, REPO)
     task = args.lr_task
-    if task == "STS-B-srcval" and not os.path.exists(paths(args)["stsb_srcval"]):
-        write_pair_source_val(args, "STS-B", args.stsb_val_source, paths(args)["stsb_srcval"])
+    split_dir = paths(args)[VALIDATION[task][1]]
+    if not os.path.exists(split_dir):
+        raise SystemExit(f"{split_dir}: no {task} split in this work dir; run --stage=prepare "
+                         "(it keeps the vocabulary and records it finds)")
     grid = {"full": args.lr_grid, "frozen": args.frozen_lr_grid}
     done = {(r["init"], r["lr"], row_mode(r)) for r in runlog.read_rows(args.lr_results)
             if r["task"] == task}

@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
 """How much pair-task signal do an encoder's frozen features hold? (issue 54 probe)
 
-Encodes MRPC and STS-B train / dev pairs ([CLS] a [SEP] b [SEP], the longer side truncated
-first) with a pre-training checkpoint (or the same architecture from random weights,
+Encodes MRPC and STS-B train / dev pairs (run_classifier's preprocessing) with a pre-training checkpoint (or the same architecture from random weights,
 --init=random), and fits a ridge regression from train.tsv to the label on the pooler output,
 on the mean of the last block's real tokens, and on both. Prints dev.tsv scores as JSON lines:
 STS-B the mean of Pearson and Spearman, MRPC the accuracy of the prediction thresholded at 0.5.
@@ -23,20 +22,15 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 GLUE = os.path.join(os.path.dirname(ROOT), "shared", "data", "glue")
 
 
-def pair_inputs(tokenizer, examples, seq_length):
-    """Model inputs for text pairs, each [CLS] a [SEP] b [SEP] padded to seq_length."""
-    import numpy as np
-    ids = np.zeros((len(examples), seq_length), np.int32)
-    segments = np.zeros_like(ids)
-    for row, e in enumerate(examples):
-        a, b = tokenizer.tokenize(e.text_a), tokenizer.tokenize(e.text_b)
-        while len(a) + len(b) > seq_length - 3:
-            (a if len(a) > len(b) else b).pop()
-        tokens = ["[CLS]", *a, "[SEP]", *b, "[SEP]"]
-        ids[row, :len(tokens)] = tokenizer.convert_tokens_to_ids(tokens)
-        segments[row, len(a) + 2:len(tokens)] = 1
-    return {"input_ids": ids, "input_mask": (ids > 0).astype(np.int32), "segment_ids": segments,
-            "masked_lm_positions": np.zeros((len(examples), 1), np.int32)}
+def pair_inputs(vocab_file, examples, seq_length):
+    """(run_classifier's inputs for text pairs, float labels): the same in-graph preprocessing."""
+    from bert_tf.data.classification.pipeline import (ExampleColumns, make_preprocessor,
+                                                      tokenize_in_memory)
+    features = tokenize_in_memory(ExampleColumns(examples, is_regression=True),
+                                  make_preprocessor(vocab_file, True, seq_length))
+    labels = features.pop("label_ids").astype("float64")
+    features.pop("example_index")
+    return features, labels
 
 
 def encode(model, inputs, batch=256):
@@ -93,21 +87,20 @@ def main():
     from bert_tf.checkpoints.native import checkpoint_root
     from bert_tf.data.classification import get_processor
     from bert_tf.model import BertEncoder, BertPretrainer
-    from bert_tf.tokenization.full import FullTokenizer
     keras.utils.set_random_seed(args.seed)
     model = BertPretrainer(BertEncoder(
         BertConfig.from_json_file(os.path.join(args.work_dir, "bert_config.json"))))
     if args.init != "random":
         tf.train.Checkpoint(model=checkpoint_root(model)).read(args.init).expect_partial()
-    tokenizer = FullTokenizer(os.path.join(args.work_dir, "vocab.txt"), do_lower_case=True)
+    vocab_file = os.path.join(args.work_dir, "vocab.txt")
     common = {"init": args.init, "seed": args.seed, "seq_length": args.seq_length, **meta()}
     for task in ("STS-B", "MRPC"):
         processor = get_processor(task.lower())
         data = {}
         for split in ("train", "dev"):
             examples = getattr(processor, f"get_{split}_examples")(os.path.join(GLUE, task))
-            data[split] = (*encode(model, pair_inputs(tokenizer, examples, args.seq_length)),
-                           np.array([float(e.label) for e in examples]))
+            inputs, labels = pair_inputs(vocab_file, examples, args.seq_length)
+            data[split] = (*encode(model, inputs), labels)
         (train_x, _, train_y), (dev_x, dev_next, dev_y) = data["train"], data["dev"]
         lines = [{"task": task, "features": name, "probe": f"ridge l2={l2}", "dev_score":
                   task_score(task, ridge(train_x[name], train_y, dev_x[name], float(l2)), dev_y)}
