@@ -65,6 +65,18 @@ def check_export_options(fmt: str, kind: str, precision: str | None, jit_compile
     portable.check_portable_options(fmt, kind, precision, jit_compile, flags)
 
 
+def check_variables_saved(signatures, saved) -> None:
+    """Raises RuntimeError when a signature reads a variable that the SavedModel does not save
+    as itself: TensorFlow's session loader (tensorflow_model_server's) restores only saved
+    variables, so such a variable would be uninitialised on the first request."""
+    saved = {id(v) for v in saved}
+    missing = sorted({v.name for fn in signatures.values() for v in fn.variables
+                      if id(v) not in saved})
+    if missing:
+        raise RuntimeError(f"the signatures read {len(missing)} variables the export would not "
+                           f"save, e.g. {missing[:3]}: tensorflow_model_server could not serve it")
+
+
 def existing_versions(export_dir: str | os.PathLike) -> list[int]:
     """Numeric version folders already in export_dir (local or URL), ascending."""
     export_dir = str(export_dir)
@@ -196,6 +208,7 @@ def export(model: "keras.Model", kind: str, export_dir: str | os.PathLike,
     if compute.int8 and int8.weight_levels() == 127:
         module.int8_check = Int8WeightCheck()      # loading fails where 8 bits saturate
     signatures = module.signatures(text=settings.text_signatures)
+    check_variables_saved(signatures, head.model_variables)
     policy = head.model.dtype_policy.name
     logger.info("exporting %s model (seq_length %d, %s, %s, signatures %s) to %s/%d", kind,
                 seq_length, policy, "XLA" if jit_compile else "no XLA",

@@ -19,6 +19,15 @@ from bert_tf.serving.options import HeadOptions
 from bert_tf.tokenization import packing, vocab as _vocab
 
 
+class _Untracked:
+    """Holds a value on a tf.Module without adding it to the SavedModel's object graph."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
 def _float32(x):
     return tf.cast(x, tf.float32)
 
@@ -51,10 +60,19 @@ class ServingHead(tf.Module):
     def __init__(self, model, seq_length, name=None):
         # "<kind>_task": the module's name in exported SavedModels, kept.
         super().__init__(name=name or f"{self.kind}_task")
-        self.model = model
-        # Keras variables listed on a tf.Module attribute: the SavedModel tracks them directly.
-        self.model_variables = list(model.variables)
+        self._model = _Untracked(model)
+        # The SavedModel saves the tf.Variables that the traced functions read, and nothing
+        # else. A Keras 3 keras.Variable saves as a *copy* of its tf.Variable: TensorFlow's
+        # session loader (tensorflow_model_server's) would restore the copies and leave the
+        # variables the signatures read uninitialised, and the file would hold every weight
+        # twice. So the Keras model stays out of the object graph.
+        self.model_variables = [v.value for v in model.variables]
         self.seq_length = int(seq_length)
+
+    @property
+    def model(self):
+        """The Keras model this head serves."""
+        return self._model.value
 
     def predict(self, features):
         """The model's outputs on int32 features, in float32."""
