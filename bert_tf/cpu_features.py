@@ -18,10 +18,22 @@ def _first_value(key):
         return None
 
 
+# /proc/cpuinfo's names for bfloat16 arithmetic: x86-64 (AVX512_BF16, AMX) and Arm (FEAT_BF16).
+BF16_FLAGS = ("avx512_bf16", "amx_bf16", "bf16")
+
+
 @functools.cache
 def cpu_flags():
-    """The flags this CPU has (e.g. "avx512_vnni"); empty where they cannot be read."""
-    return frozenset((_first_value("flags") or "").split())
+    """The flags this CPU has (e.g. "avx512_vnni"; Arm's "Features"); empty where they cannot
+    be read."""
+    return frozenset((_first_value("flags") or _first_value("Features") or "").split())
+
+
+def native_bf16():
+    """Whether this CPU computes in bfloat16 (BF16_FLAGS); None where its flags are unknown.
+    Elsewhere oneDNN emulates bf16 and a bf16 model runs slower than float32."""
+    flags = cpu_flags()
+    return bool(flags & set(BF16_FLAGS)) if flags else None
 
 
 @functools.cache

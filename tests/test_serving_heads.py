@@ -45,3 +45,18 @@ def test_classifier_outputs_are_the_documented_probabilities_logits_and_labels(
     np.testing.assert_array_equal(out["logits"], logits)
     assert out["label_id"].numpy().tolist() == [2, 0]
     assert out["label"].numpy().tolist() == [b"pos", b"neg"]
+
+
+def test_best_span_takes_windows_shorter_than_max_answer_length():
+    """A request of 16 tokens to a SQuAD export with max_answer_length 30 (an XLA export's
+    warm-up sends such lengths) gets the best valid span, not an error."""
+    from bert_tf.serving.span import best_span
+    rng = np.random.default_rng(0)
+    start, end = rng.normal(size=(2, 16)).astype(np.float32)
+    candidates = np.arange(16) >= 3
+    got = best_span(tf.constant(start[None]), tf.constant(end[None]),
+                    tf.constant(candidates[None]), max_answer_length=30)
+    pairs = [(start[i] + end[j], i, j) for i in range(3, 16) for j in range(i, 16)]
+    score, i, j = max(pairs)
+    assert (int(got[0][0]), int(got[1][0])) == (i, j)
+    assert float(got[2][0]) == score

@@ -24,6 +24,7 @@ SQUAD_ANSWER = 12   # max_answer_length
 SQUAD_STRIDE = 64   # doc_stride: long contexts get overlapping windows
 CONLL_LABELS = ["O", "B-MISC", "I-MISC", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC"]
 MRPC_LABELS = ["0", "1"]
+MULTI_LABELS = ["PER", "ORG", "LOC", "MISC"]
 CHOICE_SEQ = 32     # multiple_choice: short enough that some SWAG pairs get truncated
 NUM_CHOICES = 4
 FILL_SEQ = 32       # fill_mask
@@ -59,6 +60,7 @@ def build_model(kind, seed=None):
     keras.utils.set_random_seed(SEEDS.get(kind, 7) if seed is None else seed)
     encoder = BertEncoder(tiny_config())
     return {"classifier": lambda: BertClassifier(encoder, len(MRPC_LABELS)),
+            "multi_label": lambda: BertClassifier(encoder, len(MULTI_LABELS)),
             "regression": lambda: BertClassifier(encoder, 1),
             "squad": lambda: BertSpanLabeler(encoder),
             "tagger": lambda: BertTokenClassifier(encoder, len(CONLL_LABELS)),
@@ -70,6 +72,7 @@ def build_model(kind, seed=None):
 
 EXPORT_ARGS = {
     "classifier": dict(seq_length=SEQ, labels=MRPC_LABELS, text_pair=True),
+    "multi_label": dict(seq_length=SEQ, labels=MULTI_LABELS, text_pair=True),
     "regression": dict(seq_length=SEQ, text_pair=True),
     "squad": dict(seq_length=SQUAD_SEQ, max_query_length=SQUAD_QUERY,
                   max_answer_length=SQUAD_ANSWER, doc_stride=SQUAD_STRIDE),
@@ -256,6 +259,52 @@ def serialized_examples(features, unique_ids=None):
         records.append(tf.train.Example(features=tf.train.Features(feature=fields))
                        .SerializeToString())
     return np.array(records, object)
+
+
+def requests(kind, head_kind=None):
+    """[(signature, {input: array})]: one request per signature of an export of `kind`, on real
+    inputs (MRPC, STS-B, SQuAD, CoNLL-2003, SWAG; fill-mask: MRPC sentences with a [MASK]),
+    as TF Serving's Predict API receives them; serve_features and serve_examples get features
+    packed by the Python FullTokenizer (SQuAD: [CLS] question [SEP] context [SEP] cut to one
+    window; fill-mask: the [MASK] id at each row's third position)."""
+    a, b = mrpc_pairs()
+    seq = SEQ
+    if kind in ("classifier", "multi_label"):
+        texts = {"text_a": a, "text_b": b}
+    elif kind == "regression":
+        sa, sb = stsb_pairs()
+        texts = {"text_a": sa, "text_b": sb}
+    elif kind == "tagger":
+        texts = {"text_a": conll_sentences()}
+    elif kind == "squad":
+        questions = squad_questions()
+        texts = {"question": [q for _, q, _ in questions], "context": [c for _, _, c in questions]}
+        seq = SQUAD_SEQ
+    elif kind == "fill_mask":
+        texts = {"text": fill_mask_texts()}
+        seq = FILL_SEQ
+    elif kind == "multiple_choice":
+        examples = swag_examples()
+        texts = {"context": [e.context for e in examples],
+                 "endings": [[second for _, second in e.choice_texts()] for e in examples]}
+    else:                                               # encoder, embedding
+        texts = {"text_a": a}
+    if kind == "multiple_choice":
+        from bert_tf.data.swag import encode_swag
+        arrays = encode_swag(examples, full_tokenizer(), CHOICE_SEQ)
+        features = {k: arrays[k].astype(np.int32) for k in ("input_ids", "input_mask",
+                                                            "segment_ids")}
+        flat = {k: v.reshape(len(v), -1) for k, v in features.items()}  # choice-major
+    else:
+        names = list(texts)
+        features = classifier_features(texts[names[0]], texts[names[1]] if len(names) > 1
+                                       else None, seq)
+        if kind == "fill_mask":
+            features["input_ids"][:, 2] = full_tokenizer().vocab["[MASK]"]
+        flat = features
+    return [("serving_default", {k: np.array(v, object) for k, v in texts.items()}),
+            ("serve_features", features),
+            ("serve_examples", {"examples": serialized_examples(flat)})]
 
 
 # --------------------------------------------------------------------------- fresh process

@@ -122,8 +122,9 @@ def _read_answers(path: str) -> list:
 def serve(export_dir: str, requests=(), binary: str | None = None, timeout: float = 600
           ) -> Served:
     """Loads `export_dir` (a version folder) in the session server, replays its warm-up
-    requests, then runs `requests` ([(signature name, {input alias: numpy array})], sent as
-    PredictRequests). A failed load or warm-up raises RuntimeError with the server's message."""
+    requests, then runs `requests` (PredictRequests, or [(signature name, {input alias: numpy
+    array})] made into them). A failed load or warm-up raises RuntimeError with the server's
+    message."""
     from bert_tf.serving.warmup import write_warmup
     binary = binary or build()
     with tempfile.TemporaryDirectory(prefix="bert_tf-session-") as tmp:

@@ -22,8 +22,11 @@ def best_span(start_logits, end_logits, candidates, max_answer_length, starts=No
     seq = tf.shape(start_logits)[1]
     # tf.expand_dims rather than x[:, :, None]: LiteRT lowers it at any sequence length.
     scores = tf.expand_dims(start_logits, 2) + tf.expand_dims(end_logits, 1)      # [B, S, S]
-    # end - start in [0, max_answer_length - 1]: the upper band of a square of ones.
-    band = tf.linalg.band_part(tf.ones([seq, seq], tf.int32), 0, max_answer_length - 1) > 0
+    # end - start in [0, max_answer_length - 1]. (tf.linalg.band_part would refuse a band wider
+    # than the window: a request shorter than max_answer_length.)
+    positions = tf.range(seq)
+    length = tf.expand_dims(positions, 0) - tf.expand_dims(positions, 1)     # [S, S]: end - start
+    band = (length >= 0) & (length < max_answer_length)
     starts = candidates if starts is None else candidates & starts
     valid = tf.expand_dims(band, 0) & tf.expand_dims(starts, 2) & tf.expand_dims(candidates, 1)
     flat_scores = tf.reshape(tf.where(valid, scores, tf.float32.min), [tf.shape(scores)[0], -1])

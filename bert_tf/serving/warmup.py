@@ -65,17 +65,25 @@ def warmup_requests(head, text=True, lengths=()):
     return requests
 
 
+def predict_request(signature, inputs):
+    """The PredictRequest a TF Serving client sends: `inputs` ({name: array}) to `signature`."""
+    model_pb2, predict_pb2, _ = _protos()
+    request = predict_pb2.PredictRequest(model_spec=model_pb2.ModelSpec(signature_name=signature))
+    for key, value in inputs.items():
+        request.inputs[key].CopyFrom(tf.make_tensor_proto(value))
+    return request
+
+
 def write_warmup(path, requests):
-    """Writes `requests` ([(signature, inputs)]) as PredictionLog records to the TFRecord file
-    `path` (the caller makes it atomic: it lives in the staging folder of the export)."""
-    model_pb2, predict_pb2, prediction_log_pb2 = _protos()
+    """Writes `requests` ([(signature, inputs)], or PredictRequests) as PredictionLog records to
+    the TFRecord file `path` (the caller makes it atomic: it lives in the staging folder of the
+    export)."""
+    _, _, prediction_log_pb2 = _protos()
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with tf.io.TFRecordWriter(path) as writer:
-        for signature, inputs in requests:
-            request = predict_pb2.PredictRequest(
-                model_spec=model_pb2.ModelSpec(signature_name=signature))
-            for key, value in inputs.items():
-                request.inputs[key].CopyFrom(tf.make_tensor_proto(value))
+        for request in requests:
+            if isinstance(request, tuple):
+                request = predict_request(*request)
             log = prediction_log_pb2.PredictionLog(
                 predict_log=prediction_log_pb2.PredictLog(request=request))
             writer.write(log.SerializeToString())
