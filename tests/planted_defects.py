@@ -53,6 +53,10 @@ DEFECTS = {
         "bert_tf/model/int8.py",
         "    scales = np.maximum(np.abs(kernel).max(axis=0), _SMALLEST_RANGE) / levels",
         "    scales = np.maximum(np.abs(kernel).max(), _SMALLEST_RANGE) / levels"),
+    "serving_keras_variable_copies": (
+        "bert_tf/serving/heads.py",
+        "        self.model_variables = [v.value for v in model.variables]",
+        "        self.model_variables = list(model.variables)"),
     "learning_rate_schedule": (
         "bert_tf/training/optimization.py",
         "        progress = ops.clip((step - decay_start) / decay_steps, 0.0, 1.0)",

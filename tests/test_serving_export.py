@@ -310,3 +310,32 @@ def test_runner_exports_a_checkpoint_as_the_next_version(tmp_path):
         **{k: tf.constant(v) for k, v in features.items()})
     np.testing.assert_allclose(served["logits"], support.keras_outputs(model, features)["logits"],
                                rtol=1e-4, atol=1e-5)
+
+
+def _fake_cpu(monkeypatch, *flags):
+    from bert_tf import cpu_features
+    monkeypatch.setattr(cpu_features, "cpu_flags", lambda: frozenset(flags))
+
+
+def test_bf16_advice_names_the_alternative_on_a_cpu_without_bfloat16(monkeypatch):
+    _fake_cpu(monkeypatch, "avx2", "avx512f", "avx512_vnni")
+    advice = exporter.bf16_advice("bf16")
+    assert "no bfloat16 instructions" in advice and "0.38x fp32" in advice
+    assert advice.endswith("export int8 (x86-64 with AVX-512 VNNI) or fp32")
+    assert exporter.bf16_advice("int8_bf16").endswith("export int8")
+    assert exporter.bf16_advice("fp32") is None and exporter.bf16_advice("int8") is None
+
+
+@pytest.mark.parametrize("flags", [("avx512f", "avx512_bf16"), ("amx_bf16",), ("asimd", "bf16"),
+                                   ()])
+def test_bf16_is_not_discouraged_where_it_is_native_or_unknown(monkeypatch, flags):
+    _fake_cpu(monkeypatch, *flags)
+    assert exporter.bf16_advice("bf16") is None
+
+
+def test_a_bf16_export_warns_and_still_exports(monkeypatch, caplog, tmp_path):
+    _fake_cpu(monkeypatch, "avx2", "avx512f", "avx512_vnni")
+    with caplog.at_level("WARNING", logger="bert_tf"):
+        path = _quick_export(_encoder(), tmp_path, precision="bf16")
+    assert os.path.isfile(os.path.join(path, "saved_model.pb"))
+    assert [r.getMessage() for r in caplog.records] == [exporter.bf16_advice("bf16")]
