@@ -333,6 +333,7 @@ def test_bf16_is_not_discouraged_where_it_is_native_or_unknown(monkeypatch, flag
     assert exporter.bf16_advice("bf16") is None
 
 
+@pytest.mark.slow
 def test_a_bf16_export_warns_and_still_exports(monkeypatch, caplog, tmp_path):
     _fake_cpu(monkeypatch, "avx2", "avx512f", "avx512_vnni")
     with caplog.at_level("WARNING", logger="bert_tf"):

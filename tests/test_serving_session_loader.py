@@ -19,6 +19,10 @@ from bert_tf.serving import graph_ops, session_check
 from bert_tf.serving.warmup import read_warmup
 from helpers import REPO, built_once, export_savedmodel
 
+# Slow as a whole: each test starts a C process that loads TensorFlow and an export (2-3 s), and
+# the exports are process-wide caches built by whichever test asks first.
+pytestmark = pytest.mark.slow
+
 # Within 1e-6, relative for values above 1: a session optimises the whole graph at once and may
 # fuse ops differently from a TF2 function (a few float32 rounding steps on values near 1.5).
 FP32 = dict(rtol=1e-6, atol=1e-6)
