@@ -65,9 +65,10 @@ def check_export_options(fmt: str, kind: str, precision: str | None, jit_compile
     portable.check_portable_options(fmt, kind, precision, jit_compile, flags)
 
 
-# Measured on a 2-core Xeon with AVX-512 VNNI but no BF16 or AMX (2026-12-06, issue 78): a
-# MiniLM classifier's bf16 export served MRPC dev pairs at 0.38x the examples/s of its fp32 one.
-EMULATED_BF16_SPEED = 0.38
+# A MiniLM classifier's bf16 export served MRPC dev pairs at 0.38x the examples/s of its fp32
+# one on a 2-core Xeon with AVX-512 VNNI but no BF16 or AMX, and at 0.33x with oneDNN capped to
+# AVX512_CORE_VNNI (benchmarks/results/serving_cost_minilm_vnni_only.jsonl), 2026-12-06.
+EMULATED_BF16_SPEED = "0.33-0.38x"
 
 
 def bf16_advice(precision: str | None) -> str | None:
@@ -82,7 +83,7 @@ def bf16_advice(precision: str | None) -> str | None:
     instead = "int8" if compute.int8 else "int8 (x86-64 with AVX-512 VNNI) or fp32"
     return (f"precision {precision}: this CPU ({cpu_features.cpu_model()}) has no bfloat16 "
             f"instructions ({', '.join(cpu_features.BF16_FLAGS)}), so oneDNN emulates them: "
-            f"on such a CPU a bf16 MiniLM classifier served {EMULATED_BF16_SPEED}x fp32's "
+            f"on such a CPU a bf16 MiniLM classifier served {EMULATED_BF16_SPEED} fp32's "
             f"examples/s. If the serving machine is like this one, export {instead}")
 
 
