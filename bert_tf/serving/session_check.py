@@ -146,16 +146,21 @@ def serve(export_dir: str, requests=(), binary: str | None = None, timeout: floa
 
 
 def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1 or argv[0].startswith("-"):
-        print(__doc__.strip(), file=sys.stderr)
-        return 2
+    import argparse
+    parser = argparse.ArgumentParser(
+        prog="python -m bert_tf.serving.session_check",
+        description="Load a SavedModel version as tensorflow_model_server does (TensorFlow's "
+                    "session loader, through the C API) and replay its warm-up requests.")
+    parser.add_argument("export", help="a SavedModel version folder (export_dir/<version>)")
+    args = parser.parse_args(argv)
     try:
-        served = serve(argv[0])
+        served = serve(args.export)
     except (NoCompiler, RuntimeError) as e:
-        print(f"session_check: {e}", file=sys.stderr)
+        hint = (" (bert_tf exports written before 2026-12-06 fail so: export it again)"
+                if "Could not find variable" in str(e) else "")
+        print(f"session_check: {e}{hint}", file=sys.stderr)
         return 1
-    print(f"{argv[0]}: loaded by TensorFlow's session loader; {served.warmup} warm-up "
+    print(f"{args.export}: loaded by TensorFlow's session loader; {served.warmup} warm-up "
           f"requests answered")
     return 0
 
