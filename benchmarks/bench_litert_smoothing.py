@@ -8,7 +8,9 @@ same token ids, alternating A B / B A: the difference is the 2 multiplies per bl
 smoothing adds, without the run-to-run noise of separate processes.
 
   python3 benchmarks/bench_litert_smoothing.py --smoothed S/1/model.tflite \
-      --plain P/1/model.tflite --jsonl benchmarks/results/litert_smoothing.jsonl
+      --plain P/1/model.tflite --jsonl benchmarks/results/litert_smoothing_minilm.jsonl
+
+Each line records the two files' sizes, not their paths.
 """
 import argparse
 import json
@@ -43,7 +45,8 @@ def main():
               "cpu_flags": [f for f in ("avx512_vnni", "avx512_bf16", "amx_int8", "avx2")
                             if f" {f}" in flags], "threads": threads,
               "date": time.strftime("%Y-%m-%dT%H:%M:%S"), "ops": ops,
-              "files": {"plain": args.plain, "smoothed": args.smoothed}}
+              "file_bytes": {name: os.path.getsize(getattr(args, name))
+                             for name in ("plain", "smoothed")}}
     rng = np.random.default_rng(0)
     with open(args.jsonl, "a", encoding="utf-8") as out:
         for length in [int(n) for n in args.lengths.split(",")]:

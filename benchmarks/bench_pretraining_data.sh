@@ -6,15 +6,16 @@
 #   benchmarks/bench_pretraining_data.sh [REPEATS] [TAGS]
 #
 # 1x = the four bert_format corpus files repeated 5 times (47.9 MB), 4x = 20 times (191.6 MB).
-# Rows go to stdout (markdown) and JSON lines to $JSON (default /tmp/bench_pretraining_data.jsonl).
-# Record results in benchmarks/results/pretraining_data.md together with the load column.
+# Rows go to stdout (markdown) and JSON lines to $JSON (default
+# benchmarks/results/pretraining_data.jsonl, beside the page that shows them).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BENCH="$ROOT/../shared/bench"
 CORPUS="$ROOT/../shared/data/corpus/bert_format"
 REPEATS="${1:-1}"
 TAGS="${2:-1x 4x}"
-JSON="${JSON:-/tmp/bench_pretraining_data.jsonl}"
+JSON="${JSON:-$ROOT/benchmarks/results/pretraining_data.jsonl}"
+SCRATCH="$(mktemp -d)"
 FILES=("$CORPUS/wikitext2_raw_valid_test.sentences.txt" "$CORPUS/gutenberg_prose.sentences.txt"
        "$CORPUS/state_union.sentences.txt" "$CORPUS/inaugural.sentences.txt")
 export TF_CPP_MIN_LOG_LEVEL=2
@@ -25,5 +26,5 @@ for tag in $TAGS; do
   "$BENCH/bench_pretraining_data.sh" --impl project \
       --project_cmd "python3 $ROOT/create_pretraining_data.py" \
       --vocab "$ROOT/../shared/data/reference/vocab.txt" --repeats "$REPEATS" --tag "$tag" \
-      --out "${TMPDIR:-/tmp}/cpd_bench" --json "$JSON" -- "${inputs[@]}"
+      --out "$SCRATCH" --json "$JSON" -- "${inputs[@]}"
 done

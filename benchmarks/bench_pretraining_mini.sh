@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Pre-training throughput of the recipe's model (L=4, H=256, A=4, I=1024, vocab 8094, seq 128,
-# batch 32; masked LM on 20 positions + NSP) on ONE core, one thread per implementation:
+# Pre-training throughput of the `mini` recipe's model (L=4, H=256, A=4, I=1024, vocab 8094,
+# seq 128, batch 32; masked LM on 20 positions + NSP), one thread per implementation:
 #   1. one training step (fwd + bwd + AdamW) through ../shared/bench: HuggingFace
 #      BertForPreTraining (sdpa) vs bert_tf (graph, xla; fp32 -- bench_api.build_train_step has no
 #      mixed-precision switch), separate processes interleaved A B C / C B A by bench_compare.py;
@@ -9,20 +9,18 @@
 # Data: a WordPiece vocabulary of 8,094 pieces and records from the shared inaugural corpus.
 #   PY=~/bench-venv/bin/python bash benchmarks/bench_pretraining_mini.sh [rounds]
 # EXTRA_RUNS="fp32_xla:--jit_compile" adds runner runs (tag:flags).
-# Env: PY (bench venv), PROJECT_PY (the project's python, default python3), CORE (default 0),
-#      WORK (scratch dir, default /tmp/pm54), STAGES (default "data compare runner").
+# Env: PY (bench venv), PROJECT_PY (the project's python, default python3), WORK (scratch dir,
+#      default: a new temporary folder), STAGES (default "data compare runner").
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 bench="$repo/../shared/bench"
 corpus="$repo/../shared/data/corpus/bert_format/inaugural.sentences.txt"
 PY="${PY:-$HOME/bench-venv/bin/python}"
 PROJECT_PY="${PROJECT_PY:-python3}"
-CORE="${CORE:-0}"
-WORK="${WORK:-/tmp/pm54}"
+WORK="${WORK:-$(mktemp -d)}"
 STAGES="${STAGES:-data compare runner}"
 rounds="${1:-3}"
 out="$repo/benchmarks/results/pretraining_mini.jsonl"
-pin="taskset -c $CORE"
 model="--layers 4 --hidden 256 --heads 4 --intermediate 1024 --vocab 8094 --seq 128 --batch 32"
 export TF_CPP_MIN_LOG_LEVEL=2
 mkdir -p "$WORK" "$(dirname "$out")"
@@ -33,10 +31,10 @@ wait_quiet() {  # the machine is shared: never measure while a test run is going
 
 if [[ " $STAGES " == *" data "* ]]; then
   cd "$repo"
-  [[ -s "$WORK/vocab.txt" ]] || $pin "$PROJECT_PY" build_vocab.py --input_file="$corpus" \
+  [[ -s "$WORK/vocab.txt" ]] || "$PROJECT_PY" build_vocab.py --input_file="$corpus" \
       --output_file="$WORK/vocab.txt" --vocab_size=8094 --lower_thresh=1
   test "$(wc -l < "$WORK/vocab.txt")" -eq 8094
-  [[ -s "$WORK/data/inaugural128.tfrecord" ]] || $pin "$PROJECT_PY" create_pretraining_data.py \
+  [[ -s "$WORK/data/inaugural128.tfrecord" ]] || "$PROJECT_PY" create_pretraining_data.py \
       --input_file="$corpus" --output_file="$WORK/data/inaugural128.tfrecord" \
       --vocab_file="$WORK/vocab.txt" --do_lower_case=True --max_seq_length=128 \
       --max_predictions_per_seq=20 --num_workers=1
@@ -51,10 +49,10 @@ fi
 if [[ " $STAGES " == *" compare "* ]]; then
   wait_quiet
   cd "$bench"
-  $pin "$PY" bench_compare.py --rounds "$rounds" --json "$out" -- \
-    "$pin $PY bench_train.py --impl hf_torch --task pretrain --threads 1 $model" \
-    "$pin $PY bench_train.py --impl project --project_dir $repo --task pretrain --variants graph --threads 1 $model" \
-    "$pin $PY bench_train.py --impl project --project_dir $repo --task pretrain --variants xla --threads 1 $model"
+  "$PY" bench_compare.py --rounds "$rounds" --json "$out" -- \
+    "$PY bench_train.py --impl hf_torch --task pretrain --threads 1 $model" \
+    "$PY bench_train.py --impl project --project_dir $repo --task pretrain --variants graph --threads 1 $model" \
+    "$PY bench_train.py --impl project --project_dir $repo --task pretrain --variants xla --threads 1 $model"
 fi
 
 if [[ " $STAGES " == *" runner "* ]]; then
@@ -64,7 +62,7 @@ if [[ " $STAGES " == *" runner "* ]]; then
     wait_quiet
     rm -rf "$WORK/run_$tag"
     # shellcheck disable=SC2086
-    TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1 $pin "$PROJECT_PY" run_pretraining.py \
+    TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1 "$PROJECT_PY" run_pretraining.py \
       --bert_config_file="$WORK/bert_config.json" --vocab_file="$WORK/vocab.txt" \
       --input_file="$WORK/data/inaugural128.tfrecord" --output_dir="$WORK/run_$tag" --do_train \
       --train_batch_size=32 --max_seq_length=128 --max_predictions_per_seq=20 \

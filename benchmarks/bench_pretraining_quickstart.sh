@@ -7,16 +7,18 @@
 #      separate processes interleaved A B C / C B A by bench_compare.py;
 #   2. run_pretraining.py on the quickstart's own records and config, 400 steps (log every 50):
 #      fp32, bf16, fp32 + XLA, bf16 + XLA; the examples_per_sec of loops 2-8.
-#   QS=<quickstart output_dir> PY=~/bench-venv/bin/python bash benchmarks/bench_pretraining_quickstart.sh [rounds]
-# Env: PY (bench venv), PROJECT_PY (default python3), WORK (scratch, default /tmp/pq54),
-#      STAGES (default "compare runner").
+#   PY=~/bench-venv/bin/python bash benchmarks/bench_pretraining_quickstart.sh [rounds]
+# Env: QS (a finished quickstart's output_dir, default quickstart_out: run `bash quickstart.sh`
+#      first), PY (bench venv), PROJECT_PY (default python3), WORK (scratch, default: a new
+#      temporary folder), STAGES (default "compare runner").
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 bench="$repo/../shared/bench"
-QS="${QS:?the output_dir of a finished python -m bert_tf.quickstart run}"
+QS="${QS:-$repo/quickstart_out}"
+[[ -s "$QS/vocab.txt" ]] || { echo "no quickstart output in $QS: run bash quickstart.sh, or set QS" >&2; exit 2; }
 PY="${PY:-$HOME/bench-venv/bin/python}"
 PROJECT_PY="${PROJECT_PY:-python3}"
-WORK="${WORK:-/tmp/pq54}"
+WORK="${WORK:-$(mktemp -d)}"
 STAGES="${STAGES:-compare runner}"
 rounds="${1:-2}"
 out="$repo/benchmarks/results/pretraining_quickstart.jsonl"
