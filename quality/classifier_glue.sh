@@ -4,8 +4,8 @@
 # (../shared/bench/quality/hf_glue.py): seq 128, batch 32, lr 1e-4, 3 epochs, warm-up 10%,
 # seed 42. Results: OUTPUT_DIR/eval_results.txt; see quality/results/classifier.md.
 #
-#   quality/classifier_glue.sh MRPC /tmp/clf_quality/ours_mrpc
-#   quality/classifier_glue.sh STS-B /tmp/clf_quality/ours_stsb
+#   quality/classifier_glue.sh MRPC OUT_MRPC
+#   quality/classifier_glue.sh STS-B OUT_STSB
 set -euo pipefail
 TASK=${1:?task folder name: MRPC or STS-B}
 OUT=${2:?output dir}

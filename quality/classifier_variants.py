@@ -20,6 +20,7 @@ import csv
 import os
 import random
 import sys
+import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(REPO, "..", "shared")
@@ -71,7 +72,8 @@ def main():
     parser.add_argument("--experiment", choices=sorted(EXPERIMENTS), required=True)
     parser.add_argument("--seeds", default="1,2,3")
     parser.add_argument("--variants", default=None, help="comma-separated (default: all)")
-    parser.add_argument("--work_dir", default="/tmp/bert_tf_quality2")
+    parser.add_argument("--work_dir",
+                        default=os.path.join(tempfile.gettempdir(), "bert_tf_quality2"))
     parser.add_argument("--results", default=None,
                         help="JSON lines (default quality/results/<experiment>.jsonl)")
     args = parser.parse_args()

@@ -279,7 +279,7 @@ def run(args):
                                       "seed": seed, "settings": values, "flags": flags,
                                       "eval": metrics,
                                       "init_checkpoint": "minilm" if variant == "teacher"
-                                      else teacher_dir, "seconds": seconds})
+                                      else teacher_dir, "seconds": seconds}, args.work_dir)
             print(f"{task} {variant} seed {seed}: accuracy {metrics['eval_accuracy']:.4f} "
                   f"({seconds:.0f} s)", flush=True)
 
@@ -371,7 +371,7 @@ def main():
                         "cross also crosses the test pairs' and holds out every dev sentence)")
     parser.add_argument("--num_train_epochs", type=float, default=TEACHER_EPOCHS,
                         help="the students' epochs (the teacher's stay 3)")
-    sweep_main(parser, run, summarize, RESULTS, "/tmp/bert_tf_quality/distillation",
+    sweep_main(parser, run, summarize, RESULTS, "bert_tf_quality/distillation",
                "task x model x seed", "students of this commit (teachers: the latest)")
 
 

@@ -9,7 +9,7 @@ Training rows: the first --steps x --batch (question, paragraph) pairs of the sh
 training subset (bert_tf.data.embedding.squad_retrieval), one epoch. Evaluation: every question
 of the shared dev subset (or its first --max_eval_rows rows) searching all its paragraphs;
 MRR@10, Recall@1/10 and nDCG@10 from the same code (bert_tf.metrics.embedding) for both sides:
-sentence-transformers' embeddings are written by a worker process in /root/bench-venv (PyTorch
+sentence-transformers' embeddings are written by a worker process in ~/bench-venv (PyTorch
 lives there only) and scored here. Zero-shot (no training) is measured on both sides too.
 
   python quality/embedding_finetune.py --seeds 1 2 3
@@ -21,17 +21,18 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-BENCH_PYTHON = "/root/bench-venv/bin/python"
+BENCH_PYTHON = os.path.expanduser("~/bench-venv/bin/python")
 RESULTS = REPO / "quality" / "results" / "embedding_finetune.jsonl"
 
 
 # --------------------------------------------------------------------------- PyTorch worker
 def st_worker(args):
-    """Runs in /root/bench-venv: optionally fine-tunes with sentence-transformers' old_fit,
+    """Runs in ~/bench-venv: optionally fine-tunes with sentence-transformers' old_fit,
     then writes the embeddings of the texts in args.texts (a JSON list) to args.embeddings."""
     import random
 
@@ -43,7 +44,7 @@ def st_worker(args):
     random.seed(args.seed)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
-    torch.set_num_threads(len(os.sched_getaffinity(0)))   # no more threads than cores (taskset)
+    torch.set_num_threads(len(os.sched_getaffinity(0)))   # no more threads than usable cores
     model = SentenceTransformer(args.model, device="cpu")
     model.max_seq_length = args.max_seq_length
     start = time.perf_counter()
@@ -152,7 +153,8 @@ def main():
     ap.add_argument("--max_eval_rows", type=int, default=0,
                     help="evaluate on the first N dev rows (0: all)")
     ap.add_argument("--zero_shot", action="store_true", help="also measure the model as it is")
-    ap.add_argument("--work_dir", default="/tmp/bert_tf_quality/embedding_finetune")
+    ap.add_argument("--work_dir", default=os.path.join(tempfile.gettempdir(),
+                                                       "bert_tf_quality/embedding_finetune"))
     ap.add_argument("--results", default=str(RESULTS))
     # the PyTorch worker's arguments
     ap.add_argument("--st_worker", action="store_true", help=argparse.SUPPRESS)

@@ -16,9 +16,9 @@ embedding over the 1,000 sentences (required: >= 0.99999), and the Spearman corr
 pairs' cosine similarities with STS-B's gold scores for both sides (required: equal to 0.01);
 it appends one JSON line to --results and exits 1 when a requirement fails:
 
-  nice -n 5 python3 quality/embedding_parity.py --side ours --work_dir /tmp/emb
-  nice -n 5 /root/bench-venv/bin/python quality/embedding_parity.py --side st --work_dir /tmp/emb
-  python3 quality/embedding_parity.py --side compare --work_dir /tmp/emb \\
+  python3 quality/embedding_parity.py --side ours --work_dir EMB
+  ~/bench-venv/bin/python quality/embedding_parity.py --side st --work_dir EMB
+  python3 quality/embedding_parity.py --side compare --work_dir EMB \\
       --results quality/results/embedding_parity.jsonl
 
 Results: quality/results/embedding_parity.md.

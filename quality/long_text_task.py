@@ -8,7 +8,7 @@ max_seq_length sees the review sentence only when it lands early, while windows 
 wherever it is. Train: SST-2 train sentences + SQuAD train paragraphs; dev: SST-2 dev + SQuAD
 dev paragraphs (other articles). Files are generic-task TSVs (text, label).
 
-  python quality/long_text_task.py --out_dir /tmp/long_text --num_train 2000
+  python quality/long_text_task.py --out_dir OUT --num_train 2000
 """
 
 import argparse

@@ -7,9 +7,9 @@ gold tags ("PER,LOC"; empty when it has none). eng.train gives train.tsv; eng.te
 two: its first half is dev.tsv (threshold tuning, checkpoint choice), its second half test.tsv
 (scored here from test_predictions.tsv; the runner never sees its labels).
 
-  python3 quality/multilabel_conll.py --work_dir=/tmp/multilabel_conll \
+  python3 quality/multilabel_conll.py --work_dir=WORK \
       --jsonl=quality/results/multilabel_conll.jsonl
-  python3 quality/multilabel_conll.py --build_only --work_dir=/tmp/ml_data   # the TSV files only
+  python3 quality/multilabel_conll.py --build_only --work_dir=DATA   # the TSV files only
 
 Writes one JSON line: dev metrics (eval_results.txt, at the tuned threshold), test micro/macro
 F1 and exact match at that threshold, the SavedModel's agreement with test_predictions.tsv

@@ -117,7 +117,7 @@ def run(args):
         metrics, seconds = run_job("run_ner.py", out, flags, f"{variant} seed {seed}")
         append_row(args.results, {"commit": head, "variant": variant, "seed": seed,
                                   "settings": values, "flags": flags, "eval": metrics,
-                                  "seconds": seconds})
+                                  "seconds": seconds}, args.work_dir)
         print(f"{variant} seed {seed}: entity F1 {100 * metrics['f1']:.2f} ({seconds:.0f} s)",
               flush=True)
 
@@ -152,7 +152,7 @@ def main():
                         help="distilled: this many untagged sentences of eng.train as a "
                              "transfer set")
     parser.add_argument("--teacher_dir", help="a teacher of an earlier run: skip training one")
-    return sweep_main(parser, run, summarize, RESULTS, "/tmp/bert_tf_quality/ner_distillation",
+    return sweep_main(parser, run, summarize, RESULTS, "bert_tf_quality/ner_distillation",
                       "entity F1", "only rows of this commit")
 
 

@@ -17,6 +17,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -76,7 +77,8 @@ def run_hf(a, train, dev):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--work_dir", default="/tmp/bert_tf_quality/ner")
+    ap.add_argument("--work_dir",
+                    default=os.path.join(tempfile.gettempdir(), "bert_tf_quality/ner"))
     ap.add_argument("--train_sentences", type=int, default=1000)
     ap.add_argument("--dev_sentences", type=int, default=1000)
     ap.add_argument("--epochs", type=float, default=3.0)

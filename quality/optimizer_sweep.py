@@ -161,7 +161,7 @@ def run(args):
                        "value": values[TASKS[task][1]], "eval": values,
                        "prediction_majority_share": prediction_share(values),
                        "seconds": seconds}
-                append_row(args.results, row)
+                append_row(args.results, row, args.work_dir)
                 print(f"{task} {optimizer} {budget} seed {seed}: "
                       f"{row['metric']} = {row['value']:.4f}, most common predicted class "
                       f"{row['prediction_majority_share']:.3f} ({row['seconds']:.0f} s)", flush=True)
@@ -246,7 +246,7 @@ def main():
     parser.add_argument("--learning_rate", type=float, default=5e-5)
     parser.add_argument("--num_train_epochs", type=float, default=1.0,
                         help="the budget users try first is one epoch")
-    sweep_main(parser, run, summarize, RESULTS, "/tmp/bert_tf_quality/optimizer_sweep",
+    sweep_main(parser, run, summarize, RESULTS, "bert_tf_quality/optimizer_sweep",
                "task x optimizer x seed", "rows of this commit")
 
 

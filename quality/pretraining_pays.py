@@ -36,11 +36,11 @@ earlier run of it left in --work_dir):
   summarize print the markdown tables of --results: mean +- std over seeds, and downstream dev
             accuracy vs pre-training step.
 
-Every heavy command is prefixed with `taskset -c --cpu` when --cpu is given. The defaults are
-what quality/results/pretraining_pays.md reports (BERT-mini, seq 128, batch 32, lr 1e-3 with
-300 warm-up steps, 2,860 steps, bf16, whole-word dynamic masking, next sentence):
+The defaults are the first recipe's (BERT-mini, seq 128, batch 32, lr 1e-3 with 300 warm-up
+steps, 2,860 steps, bf16, whole-word dynamic masking, next sentence). The recipes docs/quality.md
+publishes run through quality/pretraining_recipes.sh, which passes their flags:
 
-  python3 quality/pretraining_pays.py --stage=all --cpu=1
+  python3 quality/pretraining_pays.py --stage=all
   python3 quality/pretraining_pays.py --stage=summarize
 """
 import argparse
@@ -52,6 +52,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -84,10 +85,9 @@ def cpu_info():
 
 
 def run(args, command, log_path):
-    """One runner (a list: script and flags) in REPO, pinned with taskset; stdout+stderr to
-    log_path. Returns seconds; exits on failure with the end of the log."""
-    prefix = ["taskset", "-c", str(args.cpu)] if args.cpu is not None else []
-    full = prefix + [sys.executable, *command]
+    """One runner (a list: script and flags) in REPO; stdout+stderr to log_path. Returns
+    seconds; exits on failure with the end of the log."""
+    full = [sys.executable, *command]
     print(" ".join(full), flush=True)
     started = time.time()
     with open(log_path, "w", encoding="utf-8") as log:
@@ -394,7 +394,7 @@ def write_curve(args):
                                 "init_seconds": args.pretrain_init_seconds}}
     with open(args.curve, "w", encoding="utf-8") as f:
         for row in rows:
-            f.write(json.dumps({**meta, **row}) + "\n")
+            f.write(json.dumps(runlog.portable({**meta, **row}, args.work_dir)) + "\n")
     print(f"{len(rows)} curve rows -> {args.curve}")
 
 
@@ -471,7 +471,7 @@ def finetune_one(args, task, init, step, seed, lr=None, results_path=None, mode=
                "mixed_precision": args.mixed_precision, "extra_text": args.extra_text,
                "negatives": args.negatives, "init_checkpoint": args.pretrain_init},
            "eval_results": results, "commit": runlog.commit(), **cpu_info()}
-    runlog.append_row(results_path, row)
+    runlog.append_row(results_path, row, args.work_dir)
     print(json.dumps({k: row.get(k) for k in ("task", "init", "seed", "pretrain_step",
                                               "dev_accuracy", "dev_f1", "dev_corr",
                                               "wall_seconds")}), flush=True)
@@ -584,10 +584,10 @@ def main():
     parser.add_argument("--stage", default="all",
                         choices=["all", "prepare", "pretrain", "curve", "lrsearch", "finetune",
                                  "summarize"])
-    parser.add_argument("--work_dir", default="/tmp/pp/run")
+    parser.add_argument("--work_dir",
+                        default=os.path.join(tempfile.gettempdir(), "bert_tf_pretraining_pays"))
     parser.add_argument("--results", default=RESULTS)
     parser.add_argument("--curve", default=CURVE)
-    parser.add_argument("--cpu", type=int, default=None, help="taskset -c CPU for every runner")
     parser.add_argument("--preset", default="mini")
     parser.add_argument("--vocab_size", type=int, default=8192)
     parser.add_argument("--max_seq_length", type=int, default=128)

@@ -10,7 +10,7 @@ those of `bash quickstart.sh`, so its seconds are what a user waits for.
 
   python3 quality/quickstart_pretraining.py --seeds 1,2,3
   python3 quality/quickstart_pretraining.py --seeds 1,2,3 --set train_per_label=50 \\
-      --set classifier_epochs=30 --work_dir /tmp/qs_pays
+      --set classifier_epochs=30 --work_dir WORK
   python3 quality/quickstart_pretraining.py --summarize
 """
 import argparse
@@ -21,11 +21,14 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import typing
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
+sys.path.insert(0, os.path.join(REPO, "quality"))
+import runlog  # noqa: E402
 RESULTS = os.path.join(REPO, "quality", "results", "quickstart_pretraining.jsonl")
 
 
@@ -79,8 +82,7 @@ def run(args):
                "settings": dataclasses.asdict(settings), "wall_seconds":
                round(time.time() - started, 1), "numbers": numbers}
         os.makedirs(os.path.dirname(args.results), exist_ok=True)
-        with open(args.results, "a", encoding="utf-8") as f:
-            f.write(json.dumps(row) + "\n")
+        runlog.append_row(args.results, row, args.work_dir)     # no folder of this machine
 
 
 def summarize(args):
@@ -110,7 +112,7 @@ def main():
     parser.add_argument("--seeds", default="1,2,3")
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                         help="a quickstart Settings field (bert_tf/quickstart/pipeline.py)")
-    parser.add_argument("--work_dir", default="/tmp/quickstart_pretraining")
+    parser.add_argument("--work_dir", default=os.path.join(tempfile.gettempdir(), "quickstart_pretraining"))
     parser.add_argument("--results", default=RESULTS)
     parser.add_argument("--summarize", action="store_true")
     args = parser.parse_args()

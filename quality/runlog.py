@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -34,10 +35,42 @@ def read_rows(path):
         return [json.loads(line) for line in f if line.strip()]
 
 
-def append_row(path, row):
-    """Appends one JSON line: a finished run is recorded whole or not at all."""
+def append_row(path, row, work_dir=None):
+    """Appends one JSON line (portable(row, work_dir)): a finished run is recorded whole or not
+    at all."""
     with open(path, "a", encoding="utf-8") as f:
-        f.write(json.dumps(row) + "\n")
+        f.write(json.dumps(portable(row, work_dir)) + "\n")
+
+
+def machine_folders(work_dir=None):
+    """[(folder, placeholder)] of the folders a row may name that belong to this machine, the
+    longest first: the sweep's work folder, MiniLM's, the checkout, the temporary folder and
+    the home folder."""
+    folders = [(work_dir, "<work_dir>"), (REPO, "<repo>"), (tempfile.gettempdir(), "<tmp>"),
+               (os.path.expanduser("~"), "~")]
+    try:
+        folders.append((minilm(), "<minilm>"))
+    except ImportError:
+        pass
+    folders = [(os.path.abspath(f), name) for f, name in folders if f and f != os.sep]
+    return sorted(folders, key=lambda pair: -len(pair[0]))
+
+
+def portable(value, work_dir=None):
+    """`value` (a results row: dicts, lists, strings) with every path inside one of
+    machine_folders() written from its placeholder (<work_dir>/teacher, <minilm>/vocab.txt):
+    raw results name no folder of the machine they ran on."""
+    if isinstance(value, dict):
+        return {key: portable(item, work_dir) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [portable(item, work_dir) for item in value]
+    if not isinstance(value, str):
+        return value
+    for folder, name in machine_folders(work_dir):
+        value = value.replace(folder + os.sep, name + "/")
+        if value == folder or value.endswith("=" + folder):
+            value = value[:len(value) - len(folder)] + name
+    return value
 
 
 def run_classifier(data_dir, output_dir, flags, what, init_checkpoint=None):
@@ -108,10 +141,12 @@ def teacher_flags(teacher_dir, temperature, alpha):
 
 
 def sweep_main(parser, run, summarize, results, work_dir, table, commit_help):
-    """The end of a sweep script's main(): adds --work_dir, --results, --summarize (print the
+    """The end of a sweep script's main(): adds --work_dir (default: the folder named `work_dir`
+    in the temporary folder), --results, --summarize (print the
     `table` of --results) and --commit (`commit_help`) to `parser`, then runs summarize(args)
     or run(args) (work_dir made first)."""
-    parser.add_argument("--work_dir", default=work_dir)
+    parser.add_argument("--work_dir", default=os.path.join(tempfile.gettempdir(), work_dir),
+                        help="default: this name in the temporary folder")
     parser.add_argument("--results", default=results)
     parser.add_argument("--summarize", action="store_true",
                         help=f"print the {table} table of --results")

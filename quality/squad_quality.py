@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """SQuAD quality run of run_squad.py with all-MiniLM-L6-v2, on the recipe of the bench's HF
-reference (/work/shared/bench/quality/hf_squad.py): first --train_limit training questions,
+reference (../shared/bench/quality/hf_squad.py): first --train_limit training questions,
 first --dev_limit dev questions, 2 epochs over the windowed features (HF's count; run_squad.py
 --epochs_over=features), lr 1e-4, batch 16, sequence 256.
 
@@ -18,6 +18,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -54,7 +55,7 @@ def slice_squad(src, dst, limit):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--version", type=int, choices=(1, 2), default=1)
-    ap.add_argument("--work_dir", default=None, help="default /tmp/bert_tf_quality/squad_v<N>")
+    ap.add_argument("--work_dir", default=None, help="default: bert_tf_quality/squad_v<N> in the temporary folder")
     ap.add_argument("--train_limit", type=int, default=3000)
     ap.add_argument("--dev_limit", type=int, default=None,
                     help="default 1000 (v1.1), 0 = all 1,407 (v2.0)")
@@ -68,7 +69,8 @@ def main():
     ap.add_argument("extra", nargs="*", help="more run_squad.py flags, after --")
     a = ap.parse_args()
     dev_limit = a.dev_limit if a.dev_limit is not None else (1000 if a.version == 1 else 0)
-    work = Path(a.work_dir or f"/tmp/bert_tf_quality/squad_v{a.version}")
+    work = Path(a.work_dir or os.path.join(tempfile.gettempdir(),
+                                         f"bert_tf_quality/squad_v{a.version}"))
     work.mkdir(parents=True, exist_ok=True)
     train_src, dev_src = (shared_path(p) for p in FILES[a.version])
     n_train = slice_squad(train_src, work / "train.json", a.train_limit)

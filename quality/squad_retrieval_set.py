@@ -3,7 +3,7 @@
 shared SQuAD v1.1 subsets: questions -> paragraphs of the training subset for run_embedding
 --train_file, and of the dev subset for --eval_file with every dev paragraph as --corpus_file.
 
-  python quality/squad_retrieval_set.py /tmp/squad_retrieval
+  python quality/squad_retrieval_set.py OUT
 """
 
 import argparse

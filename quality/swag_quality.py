@@ -14,6 +14,7 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -31,7 +32,7 @@ def write_rows(src, dst, first, count):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--work_dir", default="/tmp/bert_tf_quality/swag")
+    ap.add_argument("--work_dir", default=os.path.join(tempfile.gettempdir(), "bert_tf_quality/swag"))
     ap.add_argument("--train_rows", type=int, default=300)
     ap.add_argument("--eval_from", type=int, default=600)
     ap.add_argument("--eval_rows", type=int, default=200)
@@ -70,7 +71,8 @@ def main():
                       "chance": 25.0, "chance_std_error": round(100 * math.sqrt(0.25 * 0.75 / n),
                                                                 1),
                       "eval_loss": round(values["eval_loss"], 4), "steps": values["global_step"],
-                      "recipe": vars(a), "seconds": round(time.time() - start)}))
+                      "recipe": {k: v for k, v in vars(a).items() if k != "work_dir"},
+                      "seconds": round(time.time() - start)}))
 
 
 if __name__ == "__main__":

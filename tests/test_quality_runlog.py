@@ -3,6 +3,7 @@ command on the same code, and starts any other run from an empty output folder."
 
 import os
 import sys
+import tempfile
 
 import pytest
 
@@ -65,3 +66,19 @@ def test_a_run_on_other_code_starts_from_an_empty_folder(runner, tmp_path, monke
     monkeypatch.setattr(runlog, "code_state", lambda: state)
     with pytest.raises(SystemExit, match="stopped before evaluating"):
         runlog.run_job(runner, out, ["--seed=1"], "probe run")
+
+
+def test_rows_name_no_folder_of_the_machine(tmp_path):
+    """append_row writes the work folder, the checkout, MiniLM's folder, the temporary folder
+    and the home folder as placeholders, so a raw results file can be committed as written."""
+    work = tmp_path / "sweep"
+    row = {"flags": [f"--init_checkpoint={work}/teacher", f"--vocab_file={runlog.REPO}/v.txt"],
+           "curves": os.path.join(os.path.expanduser("~"), "x.png"), "seconds": 3.5,
+           "nested": {"out": str(work)}}
+    path = tmp_path / "rows.jsonl"
+    runlog.append_row(str(path), row, str(work))
+    written, = runlog.read_rows(str(path))
+    assert written == {"flags": ["--init_checkpoint=<work_dir>/teacher",
+                                 "--vocab_file=<repo>/v.txt"],
+                       "curves": "~/x.png", "seconds": 3.5, "nested": {"out": "<work_dir>"}}
+    assert runlog.portable(os.path.join(tempfile.gettempdir(), "run", "a")) == "<tmp>/run/a"
