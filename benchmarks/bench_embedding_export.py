@@ -50,10 +50,10 @@ def export(task, precision, seq_length, folder):
     (mean, L2-normalised), or a 2-label classifier (a fresh head: weights do not change the
     cost), through bert_tf.serving.export as export_savedmodel.py calls it."""
     from bert_tf import serving
-    from bert_tf.serving.options import ExportSettings, HeadOptions
+    from bert_tf.serving import ExportSettings, HeadOptions
     from bert_tf.checkpoints import load_encoder
     from bert_tf.checkpoints.sentence_transformers import read_pooling
-    from bert_tf.model import BertClassifier, BertEmbedder
+    from bert_tf import BertClassifier, BertEmbedder
     encoder = load_encoder(minilm())
     if task == "embedding":
         pooling = read_pooling(minilm())

@@ -114,7 +114,7 @@ def neighbour_replacer(seed):
     table) over MiniLM's vocabulary and pre-trained word-embedding table."""
     from bert_tf.checkpoints.hf import read_hf
     from bert_tf.data.neighbour_words import NeighbourReplacer
-    from bert_tf.tokenization.vocab import load_vocab
+    from bert_tf.tokenization import load_vocab
     folder = minilm()
     return NeighbourReplacer(list(load_vocab(os.path.join(folder, "vocab.txt"))),
                              read_hf(folder)[0]["bert/embeddings/word_embeddings"],

@@ -86,8 +86,8 @@ def run_ours(texts, work_dir):
     from bert_tf.checkpoints import load_encoder
     from bert_tf.checkpoints.sentence_transformers import read_pooling
     from bert_tf.jobs.export import ExportOptions, run as export_run
-    from bert_tf.model import BertEmbedder
-    from bert_tf.tokenization.full import FullTokenizer
+    from bert_tf import BertEmbedder
+    from bert_tf.tokenization import FullTokenizer
 
     folder = model_dir()
     pooling = read_pooling(folder)
