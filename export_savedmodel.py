@@ -35,15 +35,14 @@ define_flags(ExportOptions)
 
 def main(argv):
     del argv
-    from bert_tf.jobs.export import run, with_recorded_settings
+    from bert_tf.jobs.export import run
     common.setup_logging()
     config = None
     if FLAGS.bert_config_file or FLAGS.model_preset:
         config = common.config_from_flags()
     values = flag_values(ExportOptions)
-    opts = with_recorded_settings(ExportOptions(config=config, **values),
-                                  [name for name in values if FLAGS[name].present])
-    print(f"exported {run(opts)}")
+    given = [name for name in values if FLAGS[name].present]
+    print(f"exported {run(ExportOptions(config=config, **values), given)}")
 
 
 if __name__ == "__main__":

@@ -41,6 +41,30 @@ class Kind:
     labelled: bool = False       # its outputs name labels: it needs the label list
     head_layer: str = None       # the model attribute holding its head (native checkpoints)
     other_tool: str = None       # where its predictions come from, if not bert_tf.predict
+    # bert_tf.contract: the InferenceContract fields a model of this kind is used with, beside
+    # its kind, sequence length and casing; its serving_default text inputs (and "text_b" when
+    # `pairs` and the contract says so); its own default sequence length, if not the contract's.
+    settings: tuple = ()
+    texts: tuple = ("text_a",)
+    pairs: bool = False
+    max_seq_length: int = None
+    # How its model is built around an encoder: the head's output units ("labels": one per
+    # label, an int, or None) and the contract fields the model class also takes; `loader`
+    # ("module:function"(config, checkpoint) -> model) where loading it is special.
+    units: object = None
+    model_settings: tuple = ()
+    loader: str = None
+    word_windows: bool = False   # bert_tf.predict reads its long texts in windows of words
+
+    def build_model(self, encoder, contract):
+        """This kind's model around `encoder`, for `contract` (a bert_tf.contract
+        InferenceContract)."""
+        model_class = self.load("model")
+        if isinstance(encoder, model_class):
+            return encoder                      # the encoder kind
+        units = len(contract.labels) if self.units == "labels" else self.units
+        args = ([units] if units else []) + [getattr(contract, n) for n in self.model_settings]
+        return model_class(encoder, *args)
 
     def load(self, piece):
         """The object the `piece` string ("model", "serving", ...) names, or None."""
@@ -64,33 +88,45 @@ def _kinds(*kinds):
 
 _CLASSIFIER = dict(model=_MODEL + "BertClassifier",
                    finetune="bert_tf.jobs.classifier:ClassifierTask", windows=True,
-                   head_layer="classifier")
+                   head_layer="classifier", pairs=True, units="labels")
+_WINDOWS = ("window_stride", "window_pooling", "max_windows")
 
 KINDS = _kinds(
     Kind("classifier", serving="bert_tf.serving.heads:ClassifierHead",
          prediction="bert_tf.prediction.runners:ClassifierRunner", labelled=True,
-         **_CLASSIFIER),
+         settings=("labels", "text_pair") + _WINDOWS, **_CLASSIFIER),
     Kind("regression", serving="bert_tf.serving.heads:RegressionHead",
-         prediction="bert_tf.prediction.runners:RegressionRunner", **_CLASSIFIER),
-    Kind("squad", _MODEL + "BertSpanLabeler", "bert_tf.jobs.squad:SquadTask", "bert_tf.serving.squad:SquadHead",
-         "bert_tf.prediction.runners:SquadRunner", head_layer="span_head"),
-    Kind("tagger", _MODEL + "BertTokenClassifier", "bert_tf.jobs.ner:NerTask", "bert_tf.serving.heads:TaggerHead",
-         "bert_tf.prediction.runners:TaggerRunner", head_layer="tagger", labelled=True),
+         prediction="bert_tf.prediction.runners:RegressionRunner",
+         settings=("text_pair",) + _WINDOWS, **dict(_CLASSIFIER, units=1)),
+    Kind("squad", _MODEL + "BertSpanLabeler", "bert_tf.jobs.squad:SquadTask",
+         "bert_tf.serving.squad:SquadHead", "bert_tf.prediction.runners:SquadRunner",
+         head_layer="span_head", texts=("question", "context"), max_seq_length=384,
+         settings=("max_query_length", "max_answer_length", "doc_stride")),
+    Kind("tagger", _MODEL + "BertTokenClassifier", "bert_tf.jobs.ner:NerTask",
+         "bert_tf.serving.heads:TaggerHead", "bert_tf.prediction.runners:TaggerRunner",
+         head_layer="tagger", labelled=True, settings=("labels", "window_stride"),
+         units="labels", word_windows=True),
     Kind("encoder", "bert_tf.model.encoder:BertEncoder",
          serving="bert_tf.serving.heads:EncoderHead", serves=_ALL_MODELS,
-         other_tool="extract_features.py"),
-    Kind("multiple_choice", _MODEL + "BertMultipleChoice", "bert_tf.jobs.swag:SwagTask", "bert_tf.serving.multiple_choice:MultipleChoiceHead",
-         "bert_tf.prediction.runners:MultipleChoiceRunner", head_layer="scorer"),
+         other_tool="extract_features.py", pairs=True, settings=("text_pair",)),
+    Kind("multiple_choice", _MODEL + "BertMultipleChoice", "bert_tf.jobs.swag:SwagTask",
+         "bert_tf.serving.multiple_choice:MultipleChoiceHead",
+         "bert_tf.prediction.runners:MultipleChoiceRunner", head_layer="scorer",
+         texts=("context", "endings"), settings=("num_choices",)),
     Kind("fill_mask", _MODEL + "BertPretrainer",
-         serving="bert_tf.serving.fill_mask:FillMaskHead", other_tool="predict_masked.py"),
+         serving="bert_tf.serving.fill_mask:FillMaskHead", other_tool="predict_masked.py",
+         texts=("text",), settings=("top_k", "include_special_tokens"),
+         loader="bert_tf.jobs.fill_mask:load_masked_lm"),
     Kind("multi_label", serving="bert_tf.serving.multi_label:MultiLabelHead",
          prediction="bert_tf.prediction.runners:MultiLabelRunner", labelled=True,
-         **_CLASSIFIER),
+         settings=("labels", "text_pair", "multi_label_threshold") + _WINDOWS, **_CLASSIFIER),
     Kind("pretraining", _MODEL + "BertPretrainer", head_layer="mlm_head",
          other_tool="predict_masked.py"),
     # Its pooling has no weights, so a checkpoint holds no head for it.
-    Kind("embedding", _MODEL + "BertEmbedder", "bert_tf.jobs.embedding:EmbeddingTask", "bert_tf.serving.embedding:EmbeddingHead",
-         "bert_tf.prediction.runners:EmbeddingRunner", windows=True),
+    Kind("embedding", _MODEL + "BertEmbedder", "bert_tf.jobs.embedding:EmbeddingTask",
+         "bert_tf.serving.embedding:EmbeddingHead", "bert_tf.prediction.runners:EmbeddingRunner",
+         windows=True, settings=("pooling", "normalize") + _WINDOWS,
+         model_settings=("pooling", "normalize")),
 )
 
 # The kinds export_savedmodel.py exports (in --task's order), bert_tf.predict predicts with,

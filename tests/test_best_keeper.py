@@ -46,6 +46,16 @@ def test_a_higher_value_is_an_improvement_and_best_holds_its_step(tmp_path):
     assert sorted(keeper.results) == [2, 4, 6, 8]
 
 
+def test_a_file_of_best_may_be_written_from_its_own_evaluation(tmp_path):
+    """A `files` entry that is a function gets the evaluation's values: best/inference.json
+    holds the multi-label threshold tuned at the best step, not the run's first one."""
+    keeper = BestKeeper(str(tmp_path), "f1", _scripted({1: 0.5, 2: 0.7, 3: 0.6}),
+                        save_fn=_saver([]), files={"values.txt": lambda v: f"{v['f1']}\n"})
+    for step in (1, 2, 3):
+        keeper(step)
+    assert (tmp_path / "best" / "values.txt").read_text() == "0.7\n"
+
+
 def test_a_loss_is_minimised_and_nan_never_improves(tmp_path):
     assert minimised("masked_lm_loss") and minimised("eval_loss") and not minimised("f1")
     keeper = BestKeeper(str(tmp_path), "masked_lm_loss",

@@ -86,15 +86,20 @@ def test_the_export_embeds_raw_text_as_the_trained_model(trained):
 
 
 def test_a_run_folder_exports_with_the_pooling_it_trained(trained, tmp_path):
-    from bert_tf.jobs.export import ExportOptions, with_recorded_settings
+    """The pooling a run trained with is the export's (inference.json, or run_options.json of
+    a run of old), and a flag contradicting it is refused by name."""
+    from bert_tf.jobs.export import contract_of_flags
+    contract = json.loads((trained["folder"] / "out" / "inference.json").read_text())
+    assert (contract["pooling"], contract["normalize"]) == (trained["opts"].pooling,
+                                                            trained["opts"].normalize)
     record = json.loads((trained["folder"] / "out" / "run_options.json").read_text())
     record["options"].update(pooling="cls", normalize=True)  # a run given those flags
     (tmp_path / "run_options.json").write_text(json.dumps(record))
-    opts = ExportOptions(export_dir="unused", init_checkpoint=str(tmp_path), task="embedding")
-    taken = with_recorded_settings(opts, given=set())
+    taken = contract_of_flags(str(tmp_path), {"task": "embedding"})
     assert (taken.pooling, taken.normalize) == ("cls", True)
-    given = with_recorded_settings(dataclasses.replace(opts, pooling="max"), given={"pooling"})
-    assert (given.pooling, given.normalize) == ("max", True)
+    with pytest.raises(ValueError, match=r"^--pooling=max contradicts what the model was "
+                                         r"trained with \(.*run_options.json: cls\)"):
+        contract_of_flags(str(tmp_path), {"task": "embedding", "pooling": "max"})
 
 
 def test_a_rerun_with_more_epochs_resumes(trained, tmp_path, caplog):

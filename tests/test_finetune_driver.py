@@ -23,6 +23,7 @@ class RecordingSwag(SwagTask):
     def __init__(self, opts):
         super().__init__(opts)
         self.calls = []
+        self.contracts = []          # the decision of each contract asked for, in order
 
     def prepare(self):
         self.calls.append("prepare")
@@ -66,10 +67,9 @@ class RecordingSwag(SwagTask):
                            None if evaluation is None else evaluation.metrics["eval_accuracy"]))
         return super().predict(trainer, evaluation, eval_set, decision)
 
-    def export_options(self, evaluation, decision):
-        self.calls.append(("export_options", evaluation is not None, decision))
-        self.exported = super().export_options(evaluation, decision)
-        return self.exported
+    def contract(self, decision=None):
+        self.contracts.append(decision)
+        return super().contract(decision)
 
 
 @pytest.fixture(scope="module")
@@ -103,11 +103,12 @@ def test_stages_run_in_order_and_each_step_is_evaluated_once(swag_files):
     assert task.calls[:4] == ["prepare", "training_data", ("loss", 16), "load_eval_data"]
     assert [c for c in task.calls if c[0] == "evaluate"] == [("evaluate", 2), ("evaluate", 4)]
     # the final evaluation is step 4's periodic one: recorded with its artifact, not rerun;
-    # predict and export get the recorded evaluation and the one decision of the model
+    # predict gets the recorded evaluation, predict and the contract the one decision of the
+    # model (the contract before it, for inference.json and best/, none)
     accuracy = result["eval"]["eval_accuracy"]
-    assert task.calls[-4:] == [("record_evaluation", 4, "artifact@4", True), ("decide", 4),
-                               ("predict", "decision@4", "artifact@4", accuracy),
-                               ("export_options", True, "decision@4")]
+    assert task.calls[-3:] == [("record_evaluation", 4, "artifact@4", True), ("decide", 4),
+                               ("predict", "decision@4", "artifact@4", accuracy)]
+    assert task.contracts[-1] == "decision@4" and set(task.contracts[:-1]) == {None}
 
 
 def test_with_the_best_weights_loaded_the_final_evaluation_is_the_best_steps(swag_files):
@@ -144,8 +145,8 @@ def test_predict_only_restores_the_trained_step_and_gets_no_evaluation(swag_file
     task = RecordingSwag(_opts(tmp_path, train, "restore", do_train=False, do_eval=False))
     result = run_task(task, tf.distribute.get_strategy())
     assert task.calls == ["prepare", ("loss", None), ("decide", 4),
-                          ("predict", "decision@4", None, None),
-                          ("export_options", False, "decision@4")]
+                          ("predict", "decision@4", None, None)]
+    assert task.contracts == ["decision@4"]
     assert result["eval"] is None and result["predict"].endswith("test_predictions.csv")
 
 

@@ -1,12 +1,12 @@
 """Dependencies point down: no module of bert_tf (nor a root runner) imports a module of a layer
 above its own, function-local imports included. The layers, top to bottom:
 
-  runners     root *.py, bert_tf/{predict,flags,flag_reference,cli,convert,plot_metrics,
-              bench_api,processes}.py, bert_tf/quickstart/
+  runners     root *.py, bert_tf/{predict,flags,flag_reference,google_research_flags,cli,
+              convert,plot_metrics,bench_api,processes}.py, bert_tf/quickstart/
   jobs        bert_tf/jobs/ (the fine-tuning driver and tasks, every runner's job)
   serving     bert_tf/serving/, bert_tf/prediction/
   training    bert_tf/training/, bert_tf/objectives/
-  parts       bert_tf/{model,data,tokenization,checkpoints,metrics}/, bert_tf/plots.py
+  parts       bert_tf/{model,data,tokenization,checkpoints,metrics}/, bert_tf/{plots,contract}.py
   base        bert_tf/{config,names,fileio,options,kinds,cpu_features,_lazy}.py,
               bert_tf/__init__.py
 
@@ -20,10 +20,11 @@ import pathlib
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 LAYERS = ("base", "parts", "training", "serving", "jobs", "runners")
 _TOP = {"predict": "runners", "flags": "runners", "flag_reference": "runners", "cli": "runners",
+        "google_research_flags": "runners",
         "convert": "runners", "plot_metrics": "runners", "bench_api": "runners",
         "quickstart": "runners", "processes": "runners", "jobs": "jobs", "serving": "serving", "prediction": "serving",
         "training": "training", "objectives": "training", "model": "parts", "data": "parts",
-        "tokenization": "parts", "checkpoints": "parts", "metrics": "parts", "plots": "parts",
+        "tokenization": "parts", "checkpoints": "parts", "metrics": "parts", "plots": "parts", "contract": "parts",
         "config": "base", "names": "base", "fileio": "base", "options": "base", "kinds": "base",
         "cpu_features": "base", "_lazy": "base", "__init__": "base"}
 

@@ -65,11 +65,10 @@ def predictors_made_once():
             saved[path] = load(path)
         return saved[path]
 
-    def build_once(opts, text_pair=None, num_choices=None, doc_stride=None):
-        key = repr((opts, text_pair, num_choices, doc_stride))
+    def build_once(plan):
+        key = repr(plan)
         if key not in built:
-            built[key] = build(opts, text_pair=text_pair, num_choices=num_choices,
-                               doc_stride=doc_stride)
+            built[key] = build(plan)
         return built[key]
 
     with pytest.MonkeyPatch.context() as patch:
@@ -553,6 +552,20 @@ def test_multi_label_export_and_checkpoint_give_the_runs_label_sets(multi_label_
     assert len({tuple(r["labels"]) for r in served}) > 1        # the sets vary by row
 
 
+def test_the_run_records_its_contract_with_the_tuned_threshold(multi_label_run):
+    """run_classifier writes inference.json beside its checkpoints (bert_tf.contract): the
+    kind, labels, length and the threshold tuned on dev, which the run's folder is then read
+    with, with no flag, as its export is."""
+    info = json.loads((multi_label_run["root"] / "run" / "inference.json").read_text())
+    assert (info["task"], info["labels"], info["threshold"], info["seq_length"]) == (
+        "multi_label", ML_LABELS, multi_label_run["threshold"], ML_SEQ)
+    texts = support.conll_sentences(6)
+    built = run(PredictOptions(model=multi_label_run["run_dir"], text=texts,
+                               checkpoint=CheckpointSettings(vocab_file=support.vocab_file())))
+    served = run(PredictOptions(model=multi_label_run["export"], text=texts))
+    assert [b["labels"] for b in built] == [s["labels"] for s in served]
+
+
 def test_run_classifier_output_dir_needs_no_labels_flag(multi_label_run):
     """run_classifier writes label_list.txt (class-id order) to its output_dir: predicting from
     the output_dir needs no --labels and gives what --labels gives."""
@@ -601,7 +614,8 @@ def test_multi_label_threshold_flag_and_its_refusals(multi_label_run, classifier
     bare = multi_label_run["root"] / "without_label_list"        # a run of old: no label list
     if not bare.exists():
         shutil.copytree(multi_label_run["run_dir"], bare,
-                        ignore=shutil.ignore_patterns("label_list.txt", "best", "eval"))
+                        ignore=shutil.ignore_patterns("label_list.txt", "inference.json", "best",
+                                                      "eval"))
     with pytest.raises(InputError, match=r"give --labels \(4 label names .*sorted label set.*"
                                          r"or put run_classifier's label_list.txt beside it"):
         run(PredictOptions(model=str(bare), text=texts, checkpoint=_multi_label_settings()))
@@ -708,13 +722,13 @@ def _windowed_run_folder(classifier, folder):
     --doc_stride run writes there; returns the checkpoint path."""
     from bert_tf.config import BertConfig
     from bert_tf.jobs.classifier import ClassifierOptions, ClassifierTask
-    from bert_tf.jobs.driver import record_options
+    from bert_tf.jobs.driver import write_run_options
     shutil.copytree(os.path.dirname(classifier["checkpoint"]), folder)
     opts = ClassifierOptions(config=BertConfig.from_preset("tiny"), output_dir=str(folder),
                              task_name="generic", max_seq_length=SST_SEQ,
                              doc_stride=WINDOW_STRIDE, window_pooling="max",
                              max_windows=MAX_WINDOWS)
-    record_options(ClassifierTask(opts))
+    write_run_options(ClassifierTask(opts))      # a run of old: no inference.json
     return str(folder / os.path.basename(classifier["checkpoint"]))
 
 
@@ -742,22 +756,34 @@ def test_a_runs_recorded_options_stand_in_for_flags_not_given(classifier, long_d
     assert max(gaps) > 1e-4
 
 
-def test_recorded_settings_follow_the_given_stride_and_the_models_task(caplog):
-    from bert_tf.checkpoints.run_options import RunRecord, settings_from_run
-    windowed = RunRecord("classifier", {"max_seq_length": 64, "do_lower_case": True,
-                                        "doc_stride": 48, "window_pooling": "max",
-                                        "max_windows": 6}, "run/run_options.json")
-    assert settings_from_run(windowed, {}, "classifier") == {
+def _run_of_old(folder, kind, options):
+    folder.mkdir()
+    (folder / "run_options.json").write_text(json.dumps({"task": kind, "options": options}))
+    return folder
+
+
+def test_recorded_settings_follow_the_given_stride_and_the_models_task(tmp_path, caplog):
+    """A run of old (run_options.json, no inference.json) gives its settings where no flag
+    does; a given --doc_stride=0 truncates; another kind's run gives nothing, with a warning."""
+    from bert_tf import contract
+    windowed = contract.read(_run_of_old(tmp_path / "run", "classifier", {
         "max_seq_length": 64, "do_lower_case": True, "doc_stride": 48,
-        "window_pooling": "max", "max_windows": 6}
-    # --doc_stride=0 given: truncate, so the run's pooling and window limit do not apply
-    assert settings_from_run(windowed, {"doc_stride": 0, "max_seq_length": 128},
-                             "multi_label") == {"do_lower_case": True}
-    ner = RunRecord("tagger", {"max_seq_length": 32, "doc_stride": 16}, "ner/run_options.json")
-    assert settings_from_run(ner, {}, "tagger") == {"max_seq_length": 32, "doc_stride": 16}
+        "window_pooling": "max", "max_windows": 6}))
+    read = contract.resolve(windowed, "classifier", {})
+    assert (read.max_seq_length, read.do_lower_case, read.window_stride, read.window_pooling,
+            read.max_windows) == (64, True, 48, "max", 6)
+    truncating = contract.resolve(windowed, "multi_label", {"window_stride": 0,
+                                                           "max_seq_length": 128})
+    assert truncating.to_info()["seq_length"] == 128
+    assert "window_pooling" not in truncating.to_info()
+    ner = contract.read(_run_of_old(tmp_path / "ner", "tagger",
+                                    {"max_seq_length": 32, "doc_stride": 16}))
+    tagger = contract.resolve(ner, "tagger", {})
+    assert (tagger.max_seq_length, tagger.window_stride) == (32, 16)
     with caplog.at_level("WARNING", logger="bert_tf"):
-        assert settings_from_run(ner, {}, "classifier") == {}
-        assert settings_from_run(windowed, {}, "encoder") == {}
+        assert contract.resolve(ner, "classifier", {}) == contract.InferenceContract(
+            kind="classifier")
+        assert contract.resolve(windowed, "encoder", {}).window_stride == 0
     assert "written by a tagger run; the model is a classifier model" in caplog.text
 
 
@@ -819,27 +845,26 @@ def test_export_options_threshold_is_for_multi_label_only(classifier, tmp_path):
     with pytest.raises(ValueError, match=r"must be in \(0, 1\), got 1.5"):
         resolve(task="multi_label", labels=SST_LABELS, multi_label_threshold=1.5)
     assert resolve(task="multi_label", labels=SST_LABELS,
-                   multi_label_threshold=0.3).multi_label_threshold == 0.3
+                   multi_label_threshold=0.3).contract.multi_label_threshold == 0.3
 
 
 def test_export_options_window_rules(classifier, tmp_path):
     """bert_tf.jobs.export.ExportOptions (export_savedmodel.py): --doc_stride is SQuAD's
     context stride (default 128) or a classifier's windows (default none), --window_pooling and
     --max_windows need those windows."""
-    from bert_tf.jobs.export import ExportOptions, head_options
+    from bert_tf.jobs.export import ExportOptions
 
     def resolve(**kwargs):
         return ExportOptions(export_dir=str(tmp_path), init_checkpoint=classifier["checkpoint"],
-                             warmup=False, **kwargs).resolve()
+                             warmup=False, **kwargs).resolve().contract
 
     assert resolve(task="squad").doc_stride == 128
     truncating = resolve(task="classifier", labels=SST_LABELS)
-    assert truncating.doc_stride == 0
-    assert head_options(truncating).windows() == {"window_stride": 0, "window_pooling": "mean",
-                                                  "max_windows": 0}
+    assert truncating.windows() == {"window_stride": 0, "window_pooling": "mean",
+                                    "max_windows": 0}
     windowed = resolve(task="regression", doc_stride=32, window_pooling="max", max_windows=3)
-    assert head_options(windowed).windows() == {"window_stride": 32, "window_pooling": "max",
-                                                "max_windows": 3}
+    assert windowed.windows() == {"window_stride": 32, "window_pooling": "max",
+                                  "max_windows": 3}
     with pytest.raises(ValueError, match="^--max_windows applies to --doc_stride windows"):
         resolve(task="classifier", labels=SST_LABELS, max_windows=2)
     with pytest.raises(ValueError, match=r"^--doc_stride=100 is larger than the window of "

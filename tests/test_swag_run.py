@@ -107,10 +107,10 @@ def test_options_name_the_missing_file(fitted, tmp_path):
 
 
 class ExportRecordingSwag(SwagTask):
-    """SwagTask that keeps the export options it gives the driver."""
+    """SwagTask that keeps the contract it gives the driver to export."""
 
-    def export_options(self, evaluation, decision):
-        self.exported = super().export_options(evaluation, decision)
+    def contract(self, decision=None):
+        self.exported = super().contract(decision)
         return self.exported
 
 
@@ -128,4 +128,4 @@ def test_the_export_serves_num_choices_whichever_file_is_read_last(fitted, tmp_p
     with open(result["predict"], encoding="utf-8") as f:
         header = next(csv.reader(f))
     assert sum(name.startswith("prob_") for name in header) == int(read_last.split()[-2])
-    assert task.exported == {"num_choices": 3}
+    assert task.exported.num_choices == 3

@@ -1,8 +1,7 @@
 """run_options.json: the options a fine-tuning run writes beside its checkpoints
-(bert_tf.jobs.driver.record_options), and the input settings bert_tf.predict and
-export_savedmodel.py take from it when their command line does not give them: a model fed
-other inputs than it was trained on (another sequence length, no windows) predicts worse
-without any error."""
+(bert_tf.jobs.driver.write_run_options): a record of the command, which also tells which runner
+trained a teacher (bert_tf.jobs.teachers), and, for runs written before inference.json, the
+input settings of the model's contract (bert_tf.contract.read_legacy)."""
 
 import dataclasses
 import json
@@ -10,23 +9,10 @@ import logging
 import os
 
 from bert_tf import fileio, kinds
+from bert_tf.contract import beside
 from bert_tf.names import RUN_OPTIONS
 
 logger = logging.getLogger("bert_tf")
-
-# What a checkpoint's reader takes from its run when not given; windows only with a stride.
-SETTINGS = ("max_seq_length", "do_lower_case", "max_query_length", "max_answer_length",
-            "pooling", "normalize")   # the last two: run_embedding's
-WINDOW_SETTINGS = ("window_pooling", "max_windows")
-
-
-def beside(path, name):
-    """`name` in the checkpoint's folder (`path` a folder or a prefix), if it exists."""
-    path = os.fspath(path)
-    folder = path if fileio.isdir(path) else os.path.dirname(os.path.abspath(path))
-    candidate = os.path.join(folder, name)
-    return candidate if fileio.exists(candidate) else None
-
 
 @dataclasses.dataclass
 class RunRecord:
@@ -62,31 +48,3 @@ def read_run_options(path):
     except (ValueError, KeyError, TypeError) as e:
         raise ValueError(f"{found}: not a run_options.json as bert_tf's runners write it "
                          f"({e}); move it away or fix it") from None
-
-
-def settings_from_run(record, given, kind):
-    """{setting: value} to take from `record` (a RunRecord or None) for a model of `kind`:
-    SETTINGS and doc_stride not in `given` ({name: value} of the settings the caller gives),
-    and, for a classifier, regression or multi_label model with a stride (the given one, else
-    the run's; a run_classifier 0 means it truncated), the window settings not given, logged.
-    Nothing (with a warning) when the run trained another kind: a file of a NER or SQuAD run
-    beside a classifier would otherwise cut its texts into windows."""
-    if record is None:
-        return {}
-    if not record.serves(kind):
-        logger.warning("%s was written by a %s run; the model is a %s model: its options are "
-                       "not used", record.path, record.kind, kind)
-        return {}
-    recorded = record.options
-    taken = {name: recorded[name] for name in SETTINGS
-             if name not in given and recorded.get(name) is not None}
-    stride = given["doc_stride"] if "doc_stride" in given else recorded.get("doc_stride")
-    if "doc_stride" not in given and recorded.get("doc_stride"):
-        taken["doc_stride"] = recorded["doc_stride"]
-    if stride and kind in kinds.WINDOWED:
-        taken.update({name: recorded[name] for name in WINDOW_SETTINGS
-                      if name not in given and recorded.get(name) is not None})
-    if taken:
-        logger.info("from %s (the run's options): %s", record.path,
-                    " ".join(f"--{k}={v}" for k, v in sorted(taken.items())))
-    return taken

@@ -483,16 +483,21 @@ class ClassifierTask(FinetuneTask):
             return multilabel.predict(trainer, self.inputs, self.data, threshold)
         return predict_tasks(trainer, self.inputs, self.data)
 
-    def export_options(self, evaluation, threshold):
+    def decision_of(self, values):
+        if not self.opts.multi_label:
+            return None
+        from bert_tf.jobs import multilabel
+        return multilabel.decision_threshold(self.opts, values)
+
+    def contract(self, threshold=None):
         opts, data = self.opts, self.data
-        kind, multi_label = "regression" if data.is_regression else "classifier", {}
-        if opts.multi_label:
-            kind = "multi_label"
-            multi_label = {"multi_label_threshold": threshold}
-        return dict(kind=kind, labels=None if data.is_regression else data.labels,
-                    text_pair=data.text_pair, window_stride=opts.doc_stride,
-                    window_pooling=opts.window_pooling, max_windows=opts.max_windows,
-                    **multi_label)
+        kind = ("multi_label" if opts.multi_label
+                else "regression" if data.is_regression else "classifier")
+        return opts.contract(
+            kind=kind, labels=None if data.is_regression else data.labels,
+            text_pair=data.text_pair, window_stride=opts.doc_stride,
+            window_pooling=opts.window_pooling, max_windows=opts.max_windows,
+            multi_label_threshold=opts.multi_label_threshold if threshold is None else threshold)
 
 
 def run(opts, strategy):

@@ -17,6 +17,7 @@ import logging
 import os
 
 from bert_tf import fileio
+from bert_tf.contract import FILE as CONTRACT_FILE
 from bert_tf.jobs.options import start
 from bert_tf.jobs.results import export_model, record_eval
 from bert_tf.training.setup import build_trainer
@@ -146,22 +147,36 @@ class FinetuneTask:
         or None when it did not run; `decision`: decide()'s."""
         raise NotImplementedError
 
-    def export_options(self, evaluation, decision):
-        """Keyword arguments of bert_tf.jobs.results.export_model (serving kind and its
-        options) for --export_dir; `evaluation` and `decision` as for predict."""
-        return {}
+    def contract(self, decision=None):
+        """The InferenceContract of the model this run trains (bert_tf.contract): what its
+        export and bert_tf.predict feed it. `decision`: decide()'s, None before it is made."""
+        return self.opts.contract()
+
+    def decision_of(self, values):
+        """What decide() would decide from an evaluation's `values` alone (best/ keeps the
+        contract of its own evaluation); None by default."""
+        return None
 
 
-def record_options(task):
-    """Writes output_dir/run_options.json (the task's kind, every option of the run, as
-    flags name them, and the task's run_record(): what bert_tf.predict reads a checkpoint's
-    input settings from, and a record of the command). Returns {its name: its text} for
-    best/."""
+def write_run_options(task):
+    """Writes output_dir/run_options.json: the task's kind, every option of the run, as flags
+    name them, and the task's run_record() (a record of the command). Returns {its name: its
+    text} for best/."""
     from bert_tf.names import RUN_OPTIONS
     text = json.dumps(dict(task.run_record(), task=task.kind, options=option_values(task.opts)),
                       indent=2, sort_keys=True, default=str) + "\n"
     fileio.atomic_write_text(os.path.join(task.opts.output_dir, RUN_OPTIONS), text)
     return {RUN_OPTIONS: text}
+
+
+def record_options(task):
+    """Writes output_dir/run_options.json (write_run_options) and output_dir/inference.json
+    (the model's contract, bert_tf.contract). Returns {name: text, or for the contract a
+    function of an evaluation's values: its own threshold} for best/."""
+    files = write_run_options(task)
+    task.contract().write(task.opts.output_dir)
+    return dict(files, **{
+        CONTRACT_FILE: lambda values: task.contract(task.decision_of(values)).text()})
 
 
 def training_plan(task):
@@ -226,6 +241,8 @@ def run_task(task, strategy):
     decision = task.decide(trained, evaluation)
     if opts.do_predict:
         result["predict"] = task.predict(trainer, evaluation, eval_set, decision)
-    result["export"] = export_model(opts, setup.model,
-                                    **task.export_options(evaluation, decision))
+    contract = task.contract(decision)
+    if opts.do_train:
+        contract.write(opts.output_dir)
+    result["export"] = export_model(opts, setup.model, contract)
     return result

@@ -169,6 +169,9 @@ class EmbeddingTask(FinetuneTask):
         super().__init__(opts)
         self.default_metric = DEFAULT_METRICS[opts.evaluation_type]
 
+    def contract(self, decision=None):
+        return self.opts.contract(pooling=self.opts.pooling, normalize=self.opts.normalize)
+
     def prepare(self):
         from bert_tf.data.embedding.pipeline import make_preprocessor
         from bert_tf.jobs.checks import check_vocab_size

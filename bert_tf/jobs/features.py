@@ -496,4 +496,5 @@ def run(opts, strategy=None):
     logger.info("wrote %d lines (%d this run) in %.1f s", done, done - first, seconds)
     # The served encoder takes text_b when the input had `a ||| b` lines.
     return {"lines": done, "output_file": opts.output_file, "compact_file": opts.compact_file,
-            "seconds": seconds, "export": export_model(opts, encoder, text_pair=pairs)}
+            "seconds": seconds,
+            "export": export_model(opts, encoder, opts.contract(text_pair=pairs))}

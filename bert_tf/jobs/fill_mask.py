@@ -257,8 +257,8 @@ def run(opts):
                                  "".join(json.dumps(r) + "\n" for r in results))
     logger.info("%d texts in %.1f s%s", len(results), time.perf_counter() - start,
                 f" -> {opts.output_file}" if opts.output_file else "")
-    export_model(opts, model, top_k=opts.top_k,
-                 include_special_tokens=opts.include_special_tokens)
+    export_model(opts, model, opts.contract(top_k=opts.top_k,
+                                            include_special_tokens=opts.include_special_tokens))
     return results
 
 

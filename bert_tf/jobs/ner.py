@@ -33,13 +33,13 @@ from bert_tf.jobs.distillation import TEACHER_SETTINGS, TeacherOptions, Transfer
 from bert_tf.jobs.driver import Evaluation, FinetuneTask, TrainingData, run_task
 from bert_tf.jobs.finetune import FileFinetuneOptions, log_softmax
 from bert_tf.options import option
+from bert_tf.contract import WORD_WINDOW_STRIDE
 from bert_tf.names import LABELS_FILE
 from bert_tf.training.class_weights import ClassWeightOptions
 
 logger = logging.getLogger("bert_tf")
 
 DEFAULT_METRIC = "f1"            # conlleval's overall entity F1 (NerScores.as_dict)
-DEFAULT_STRIDE = 64
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -53,7 +53,7 @@ class NerOptions(FileFinetuneOptions, ClassWeightOptions, TeacherOptions, Transf
         None, "CoNLL file to tag (--do_predict); words only, or with tags to be scored.")
     do_predict: bool = option(False, "Whether to tag --predict_file.")
     doc_stride: int = option(
-        DEFAULT_STRIDE, "How far (in WordPieces, at most) each window starts after the "
+        WORD_WINDOW_STRIDE, "How far (in WordPieces, at most) each window starts after the "
         "previous one when an input is split (>= max_seq_length - 2: no overlap).")
     context: str = option(
         "sentence", "What one input holds: a sentence, or a whole -DOCSTART- document (the "
@@ -289,9 +289,9 @@ class NerTask(FinetuneTask):
             parts.append(self._data(self.opts.distill_transfer_file, False, "transfer"))
         units = [w for p in parts for w in p.units.words]
         scored = self.teacher_outputs(
-            {"words": words_fingerprint(units), "stride": DEFAULT_STRIDE},
+            {"words": words_fingerprint(units), "stride": WORD_WINDOW_STRIDE},
             lambda: {"word_logits": np.concatenate(teacher_word_logits(
-                self.teacher, units, self.opts.eval_batch_size, DEFAULT_STRIDE))})
+                self.teacher, units, self.opts.eval_batch_size, WORD_WINDOW_STRIDE))})
         bounds = np.cumsum([0] + [len(words) for words in units])
         words = [scored["word_logits"][a:b] for a, b in zip(bounds[:-1], bounds[1:])]
         with_targets = []              # new dicts: the parts' own arrays stay as they were
@@ -341,8 +341,8 @@ class NerTask(FinetuneTask):
         logger.info("predictions of %d sentences: %s", len(data.conll.sentences), path)
         return dict(values or {}, predictions=path)
 
-    def export_options(self, evaluation, decision):
-        return {"labels": self.labels}
+    def contract(self, decision=None):
+        return self.opts.contract(labels=self.labels, window_stride=self.opts.doc_stride)
 
 
 def run(opts, strategy):

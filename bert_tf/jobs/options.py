@@ -10,8 +10,10 @@ import keras
 
 from bert_tf import fileio, kinds
 from bert_tf.config import BertConfig
+from bert_tf.contract import MAX_SEQ_LENGTH, InferenceContract
 from bert_tf.jobs.checks import check_seq_length, check_vocab_file, default_vocab_file
 from bert_tf.options import option
+from bert_tf.serving.options import EXPORT_PRECISIONS, FORMATS, ExportSettings
 
 logger = logging.getLogger("bert_tf")
 
@@ -35,6 +37,17 @@ EXPORT_HELP = {
                    "shapes; the warm-up requests compile batch 1 at each length while the "
                    "server loads); tensorflow_model_server needs "
                    "--xla_cpu_compilation_enabled=true.",
+    "version": "Version number (default: the next free one).",
+    "warmup": "Write assets.extra/tf_serving_warmup_requests.",
+    "text_signatures": "Include serving_default (raw text; needs two TensorFlow Text ops, "
+                       "present in stock tensorflow_model_server); false exports only "
+                       "core-TensorFlow signatures.",
+    "int8_smoothing": "LiteRT or MediaPipe int8: move activation outliers into the weights "
+                      "before quantizing (SmoothQuant, this alpha in [0, 1]; 0: quantize the "
+                      "weights as they are); see docs/serving.md.",
+    "calibration_file": "With int8 smoothing: text whose activations set the smoothing, one "
+                        "text per line, the first 256 used (e.g. the training texts; default: "
+                        "sentences of the Python standard library's docstrings).",
 }
 
 
@@ -95,17 +108,24 @@ class ModelOptions:
     do_lower_case: bool = option(
         True, "Lower-case the input (True for uncased models, False for cased ones).")
     max_seq_length: int = option(
-        128, "Maximum total input length after WordPiece tokenization; longer inputs are "
-        "truncated.")
+        MAX_SEQ_LENGTH, "Maximum total input length after WordPiece tokenization; longer "
+        "inputs are truncated.")
     export_dir: str = option(
         None, "After the run, export the model for TensorFlow Serving as the next numbered "
         "version in this folder (raw-text, int32-feature and tf.Example signatures, as "
         "export_savedmodel.py writes them).")
     export_format: str = option("saved_model", "--export_dir: " + EXPORT_HELP["format"],
-                                choices=("saved_model", "litert", "mediapipe", "onnx"))
+                                choices=FORMATS)
     export_precision: str = option(None, "--export_dir: " + EXPORT_HELP["precision"],
-                                   choices=("fp32", "bf16", "int8", "int8_bf16", "fp16"))
+                                   choices=EXPORT_PRECISIONS)
     export_jit_compile: bool = option(False, "--export_dir: " + EXPORT_HELP["jit_compile"])
+    export_version: int = option(None, "--export_dir: " + EXPORT_HELP["version"])
+    export_warmup: bool = option(True, "--export_dir: " + EXPORT_HELP["warmup"])
+    export_text_signatures: bool = option(True, "--export_dir: " + EXPORT_HELP["text_signatures"])
+    export_int8_smoothing: float = option(ExportSettings.int8_smoothing,
+                                          "--export_dir: " + EXPORT_HELP["int8_smoothing"])
+    export_calibration_file: str = option(None, "--export_dir: "
+                                          + EXPORT_HELP["calibration_file"])
 
     serving_kind = None
     min_seq_length = 3                   # [CLS] token [SEP]
@@ -124,6 +144,22 @@ class ModelOptions:
         check_seq_length(self.max_seq_length, self.config, self.min_seq_length)
         self.validate_export()
 
+    def export_settings(self):
+        """How --export_dir is written (bert_tf.serving.options.ExportSettings)."""
+        return ExportSettings(format=self.export_format, precision=self.export_precision,
+                              jit_compile=self.export_jit_compile, version=self.export_version,
+                              warmup=self.export_warmup,
+                              text_signatures=self.export_text_signatures,
+                              int8_smoothing=self.export_int8_smoothing,
+                              calibration_file=self.export_calibration_file)
+
+    def contract(self, **settings):
+        """The InferenceContract of what --export_dir exports (its kind, this run's length and
+        casing, and `settings`)."""
+        values = dict(kind=self.serving_kind, max_seq_length=self.max_seq_length,
+                      do_lower_case=self.do_lower_case)
+        return InferenceContract(**dict(values, **settings))
+
     def validate_export(self):
         if not self.export_dir:
             return
@@ -131,11 +167,10 @@ class ModelOptions:
             raise ValueError(f"--export_dir: no {self.serving_kind!r} serving head in this "
                              f"version of bert_tf.serving (it has {', '.join(kinds.SERVED)})")
         check_vocab_file(self.vocab_file)
-        from bert_tf.serving.exporter import check_export_options
-        check_export_options(self.export_format, self.serving_kind, self.export_precision,
-                             self.export_jit_compile,
-                             ("--export_format", "--export_precision", "--export_jit_compile"))
-        if self.export_format == "saved_model":
+        from bert_tf.jobs.export import check_settings
+        settings = self.export_settings()
+        check_settings(settings, self.serving_kind, "--export_")
+        if settings.format == "saved_model" and settings.warmup:
             from bert_tf.serving.warmup import require_serving_api
             require_serving_api("--export_dir")     # before training, not after it
 

@@ -92,76 +92,59 @@ class PredictOptions:
 
 
 def load(opts, rows):
-    """(Predictor, task) for opts.model; rows tell a checkpoint's classifier whether it
-    reads pairs and its multiple-choice module how many choices a row has."""
+    """The Predictor of opts.model; rows tell a checkpoint's classifier whether it reads pairs
+    and its multiple-choice module how many choices a row has, where its run did not record
+    it."""
     from bert_tf.prediction.portable import load_portable, portable_version
     version = loading.saved_model_version(opts.model)
     portable = portable_version(opts.model) if version is None else None
-    if version is not None or portable is not None:
-        what = "SavedModel" if portable is None else "export"
-        version = version or portable
-        given = opts.checkpoint.given()
-        if given:
-            raise InputError(f"{', '.join(given)}: for checkpoints only; the {what} "
-                             f"{version} fixed {'it' if len(given) == 1 else 'them'} at export")
-        predictor = (loading.load_saved_model(version) if portable is None
-                     else load_portable(portable))
-        if opts.task and opts.task != predictor.task:
-            raise InputError(f"--task={opts.task}, but the {what} {version} is a "
-                             f"{predictor.task} model")
-        if opts.doc_stride is not None:
-            _check_saved_model_stride(predictor, version)
-        _log_threshold(predictor)
-        return predictor
-    # Imported here: the export job imports Keras, which bert_tf.predict's flags do not need.
-    from bert_tf.jobs.checkpoint_predictor import build_predictor, resolve_checkpoint
-    resolved = resolve_checkpoint(opts.model, opts.task, opts.checkpoint)
-    opts, resolved = with_recorded_options(opts, resolved)
-    task = resolved.task
-    _check_checkpoint_options(opts, task)
-    # Rows are checked for the task's fields before the (slow) build.
-    checked = [runners.row_inputs(task, row) for row in rows]
-    text_pair = num_choices = None
-    if task in kinds.WINDOWED and not opts.checkpoint.task_name:
-        text_pair = any(pair is not None for _, pair in checked)
-    if task == "multiple_choice":
-        num_choices = len(checked[0][1])
-    predictor = build_predictor(resolved, text_pair=text_pair, num_choices=num_choices,
-                                        doc_stride=opts.doc_stride)
+    if version is None and portable is None:
+        return _load_checkpoint(opts, rows)
+    what = "SavedModel" if portable is None else "export"
+    version = version or portable
+    given = opts.checkpoint.given()
+    if given:
+        raise InputError(f"{', '.join(given)}: for checkpoints only; the {what} "
+                         f"{version} fixed {'it' if len(given) == 1 else 'them'} at export")
+    predictor = (loading.load_saved_model(version) if portable is None
+                 else load_portable(portable))
+    if opts.task and opts.task != predictor.task:
+        raise InputError(f"--task={opts.task}, but the {what} {version} is a "
+                         f"{predictor.task} model")
+    if opts.doc_stride is not None:
+        _check_saved_model_stride(predictor, version)
     _log_threshold(predictor)
     return predictor
 
 
-def with_recorded_options(opts, resolved):
-    """(opts, resolved) with the input settings the command line does not give taken from
-    the run_options.json beside the checkpoint, when its run trained this model's task
-    (bert_tf.checkpoints.run_options), logged."""
-    from bert_tf.checkpoints.run_options import read_run_options, settings_from_run
-    try:
-        record = read_run_options(opts.model)
-    except ValueError as e:
-        raise InputError(str(e)) from None
-    settings = opts.checkpoint
-    given = {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)
-             if getattr(settings, f.name) is not None}
-    if opts.doc_stride is not None:
-        given["doc_stride"] = opts.doc_stride
-    taken = settings_from_run(record, given, resolved.task)
-    if not taken:
-        return opts, resolved
-    doc_stride = taken.pop("doc_stride", opts.doc_stride)
-    return (dataclasses.replace(opts, doc_stride=doc_stride),
-            dataclasses.replace(resolved, **taken))
+def _load_checkpoint(opts, rows):
+    # Imported here: the export job imports Keras, which bert_tf.predict's flags do not need.
+    from bert_tf.jobs.checkpoint_predictor import (build_predictor, checkpoint_kind,
+                                                   checkpoint_plan)
+    checkpoint = checkpoint_kind(opts.model, opts.task, opts.checkpoint.task_name)
+    kind = checkpoint.kind
+    _check_checkpoint_options(opts, kind)
+    spec = kinds.get(kind)
+    # Rows are checked for the kind's fields before the (slow) build.
+    checked = [runners.row_inputs(kind, row) for row in rows]
+    text_pair = (any(pair is not None for _, pair in checked)
+                 if spec.pairs and not opts.checkpoint.task_name else None)
+    num_choices = len(checked[0][1]) if "num_choices" in spec.settings else None
+    plan = checkpoint_plan(checkpoint, opts.checkpoint, opts.doc_stride, text_pair,
+                           num_choices)
+    predictor = build_predictor(plan)
+    _log_threshold(predictor)
+    return predictor
 
 
 def _check_saved_model_stride(predictor, version):
-    """--doc_stride with a SavedModel: NER's windows (read here) only; the export fixed the
+    """--doc_stride with a SavedModel: word windows (read here) only; the export fixed the
     others."""
-    info = predictor.info
-    if predictor.task == "squad":
+    info, spec = predictor.info, kinds.get(predictor.task)
+    if "doc_stride" in spec.settings:
         raise InputError(f"--doc_stride: the SavedModel {version} fixed it at export "
                          f"({info.get('doc_stride')})")
-    if predictor.task in kinds.WINDOWED:
+    if spec.windows:
         if info.get("window_stride"):
             raise InputError(f"--doc_stride: the SavedModel {version} fixed its windows at "
                              f"export (window_stride {info['window_stride']}, window_pooling "
@@ -170,31 +153,46 @@ def _check_saved_model_stride(predictor, version):
         raise InputError(f"--doc_stride: the SavedModel {version} truncates long texts (it was "
                          f"exported without --doc_stride): export it with --doc_stride, or "
                          f"predict from its checkpoint with --doc_stride")
-    if predictor.task == "multiple_choice":
-        raise InputError("--doc_stride: a multiple-choice model reads no windows")
+    if not spec.word_windows:
+        raise InputError(f"--doc_stride: a {_kind_name(predictor.task)} model reads no "
+                         f"windows")
 
 
-def _check_checkpoint_options(opts, task):
-    """The window and threshold flags against the checkpoint's task (before the build)."""
-    settings = opts.checkpoint
+def _kind_name(kind):
+    return kind.replace("_", "-")
+
+
+def _check_checkpoint_options(opts, kind):
+    """The window and threshold flags against the checkpoint's kind (before the build)."""
+    settings, spec = opts.checkpoint, kinds.get(kind)
     windows = [f"--{name}" for name in ("window_pooling", "max_windows")
                if getattr(settings, name) is not None]
-    if windows and task not in kinds.WINDOWED:
+    if windows and not spec.windows:
         raise InputError(f"{', '.join(windows)}: for {', '.join(kinds.WINDOWED)} "
-                         f"checkpoints read with --doc_stride windows, not a {task} model")
-    if windows and not opts.doc_stride:
+                         f"checkpoints read with --doc_stride windows, not a {kind} model")
+    if windows and not (opts.doc_stride or _recorded_stride(opts.model)):
         raise InputError(f"{', '.join(windows)}: apply to --doc_stride windows; give "
                          f"--doc_stride (the run's run_classifier --doc_stride)")
-    if task == "multiple_choice" and opts.doc_stride is not None:
-        raise InputError("--doc_stride: a multiple-choice model reads no windows")
-    if settings.multi_label_threshold is not None and task != "multi_label":
-        raise InputError(f"--multi_label_threshold: for multi_label models, not a {task} model"
+    if opts.doc_stride is not None and not (spec.windows or spec.word_windows
+                                            or "doc_stride" in spec.settings):
+        raise InputError(f"--doc_stride: a {_kind_name(kind)} model reads no windows")
+    if settings.multi_label_threshold is not None and (
+            "multi_label_threshold" not in spec.settings):
+        raise InputError(f"--multi_label_threshold: for multi_label models, not a {kind} model"
                          + (" (give --task=multi_label for a run_classifier --multi_label "
-                            "checkpoint)" if task == "classifier" else ""))
+                            "checkpoint)" if spec.labelled and spec.windows else ""))
+
+
+def _recorded_stride(path):
+    """The long-text window stride the run beside checkpoint `path` recorded, or 0."""
+    from bert_tf.jobs.checkpoint_predictor import recorded_contract
+    recorded = recorded_contract(path)
+    known = recorded is not None and "window_stride" in recorded.known
+    return recorded.contract.window_stride if known else 0
 
 
 def _log_threshold(predictor):
-    if predictor.task == "multi_label":
+    if "multi_label_threshold" in kinds.get(predictor.task).settings:
         logger.info("multi-label threshold %g: a label is selected when its probability is "
                     ">= it", predictor.info["threshold"])
 

@@ -57,19 +57,16 @@ def record_eval(opts, step, values, *, filename="eval_results.txt", writer=write
     return values
 
 
-def export_model(opts, model, kind=None, seq_length=None, **head):
-    """With opts.export_dir: exports `model` as serving `kind` (default opts.serving_kind) for
-    TensorFlow Serving (bert_tf.serving.export) with the run's vocabulary, casing,
-    max_seq_length and export precision, and `head` as its HeadOptions; returns the new
-    version folder. Without it: None."""
+def export_model(opts, model, contract=None):
+    """With opts.export_dir: exports `model` with its InferenceContract (default:
+    opts.contract(), the run's kind, length and casing) and the run's vocabulary and export
+    settings (bert_tf.serving.export); returns the new version folder. Without it: None."""
     if not opts.export_dir:
         return None
     from bert_tf.serving import export
-    from bert_tf.serving.options import ExportSettings, HeadOptions
-    return export(model, kind or opts.serving_kind, opts.export_dir, opts.vocab_file,
-                  opts.do_lower_case, seq_length or opts.max_seq_length, HeadOptions(**head),
-                  ExportSettings(format=opts.export_format, precision=opts.export_precision,
-                                 jit_compile=opts.export_jit_compile))
+    contract = contract or opts.contract()
+    return export(model, contract.kind, opts.export_dir, opts.vocab_file, contract.do_lower_case,
+                  contract.max_seq_length, contract, opts.export_settings())
 
 
 def summary_lines(result, eval_keys=None, predictions=None):

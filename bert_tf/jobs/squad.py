@@ -395,10 +395,11 @@ class SquadTask(FinetuneTask):
         predictions = artifact or eval_set.predictions(self.opts, trainer)
         return write_prediction_files(self.opts, eval_set, predictions)
 
-    def export_options(self, evaluation, decision):
+    def contract(self, decision=None):
         opts = self.opts
-        return {"max_query_length": opts.max_query_length,
-                "max_answer_length": opts.max_answer_length, "doc_stride": opts.doc_stride}
+        return opts.contract(max_query_length=opts.max_query_length,
+                             max_answer_length=opts.max_answer_length,
+                             doc_stride=opts.doc_stride)
 
 
 def run(opts, strategy):

@@ -165,8 +165,8 @@ class SwagTask(FinetuneTask):
         logger.info("predictions of %d examples: %s", len(data.examples), path)
         return path
 
-    def export_options(self, evaluation, decision):
-        return {"num_choices": self.opts.num_choices}
+    def contract(self, decision=None):
+        return self.opts.contract(num_choices=self.opts.num_choices)
 
 
 def run(opts, strategy):

@@ -65,14 +65,19 @@ def read_teacher(path, labels, is_regression, task):
                     "regression" if is_regression else "classifier")
 
 
+def _expect_head(path, kind, what):
+    """Raises ValueError when the checkpoint at `path` holds no `kind` head (`what` names it)."""
+    from bert_tf.prediction.loading import checkpoint_head
+    found = checkpoint_head(path)[0]
+    if found != kind:
+        raise ValueError(f"--teacher_checkpoint {path} holds a {found} model, not {what}")
+
+
 def read_tagger_teacher(path, labels):
     """The Teacher at `path` (a run_ner output_dir or best/), checked against the student's
     label list `labels` (in output order)."""
-    from bert_tf.prediction.loading import checkpoint_head
     record = _teacher_record(path, "tagger", "run_ner")
-    kind, units, _, _ = checkpoint_head(path)
-    if kind != "tagger":
-        raise ValueError(f"--teacher_checkpoint {path} holds a {kind} model, not a tagger")
+    _expect_head(path, "tagger", "a tagger")
     return _teacher(path, record, labels, "this run", "tagger")
 
 
@@ -82,13 +87,10 @@ def read_span_teacher(path, vocab_file, do_lower_case, max_seq_length,
     windows, so its vocabulary and casing must be the student's (`vocab_file`,
     `do_lower_case`), and its position table must hold `max_seq_length`. A SQuAD 1.1 teacher
     of a SQuAD 2.0 student (`version_2_with_negative`) is logged as a warning."""
-    from bert_tf.prediction.loading import checkpoint_head
     from bert_tf.tokenization.vocab import Vocabulary
     where = f"--teacher_checkpoint {path}"
     record = _teacher_record(path, "squad", "run_squad")
-    kind, _, _, _ = checkpoint_head(path)
-    if kind != "squad":
-        raise ValueError(f"{where} holds a {kind} model, not a run_squad span labeler")
+    _expect_head(path, "squad", "a run_squad span labeler")
     teacher = _teacher(path, record, None, "this run", "squad")
     if Vocabulary.from_file(teacher.vocab_file).id_to_token != Vocabulary.from_file(
             vocab_file).id_to_token:
@@ -125,8 +127,9 @@ def _teacher_record(path, kind, runner):
 def _teacher(path, record, labels, task, kind):
     """The Teacher of run `record` at `path`; with `labels` (class-id order) its
     label_list.txt must hold the same (`task` names the student's task in messages)."""
+    from bert_tf import contract as _contract
     from bert_tf.checkpoints import find_config
-    from bert_tf.checkpoints.run_options import beside, settings_from_run
+    from bert_tf.contract import beside
     from bert_tf.data.classification.writers import read_label_list
     from bert_tf.names import LABELS_FILE, VOCAB_ASSET
     where = f"--teacher_checkpoint {path}"
@@ -144,13 +147,12 @@ def _teacher(path, record, labels, task, kind):
     vocab_file = beside(path, VOCAB_ASSET) or record.options.get("vocab_file")
     if not vocab_file:
         raise ValueError(f"{where}: no {VOCAB_ASSET} beside it and none in {record.path}")
-    taken = settings_from_run(record, {}, kind)
+    run = _contract.resolve(_contract.read(path), kind, {})
+    stride = run.doc_stride if "doc_stride" in run.spec.settings else run.window_stride
     return Teacher(os.fspath(path), teacher_labels, find_config(path), vocab_file,
-                   do_lower_case=taken.get("do_lower_case", True),
-                   max_seq_length=taken.get("max_seq_length", 128),
-                   doc_stride=taken.get("doc_stride", 0),
-                   window_pooling=taken.get("window_pooling", "mean"),
-                   max_windows=taken.get("max_windows", 0), task=kind)
+                   do_lower_case=run.do_lower_case, max_seq_length=run.max_seq_length,
+                   doc_stride=stride, window_pooling=run.window_pooling,
+                   max_windows=run.max_windows, task=kind)
 
 
 def teacher_targets(teacher, columns, batch_size, cls_layers=None):

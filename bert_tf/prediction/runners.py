@@ -33,8 +33,9 @@ import re
 
 import numpy as np
 
-from bert_tf.prediction.inputs import InputError
 from bert_tf import kinds, names
+from bert_tf.contract import WORD_WINDOW_STRIDE
+from bert_tf.prediction.inputs import InputError
 
 _WORD = re.compile(r"\S+")
 
@@ -293,7 +294,8 @@ class TaggerRunner(_Runner):
         self.tokenizer = FullTokenizer(predictor.vocab_file,
                                        do_lower_case=self.info["do_lower_case"])
         self.seq_length = int(self.info["seq_length"])
-        self.stride = options.doc_stride or 64
+        self.stride = (options.doc_stride or self.info.get("window_stride")
+                       or WORD_WINDOW_STRIDE)
 
     def predict(self, batch):
         from bert_tf.data.ner import WordScores, encode_units

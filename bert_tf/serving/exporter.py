@@ -25,7 +25,8 @@ from bert_tf import names
 from bert_tf.serving.module import ServingModule
 from bert_tf.serving.padding import length_buckets
 from bert_tf.serving.heads import make_head
-from bert_tf.serving.options import PRECISIONS, ExportSettings, HeadOptions
+from bert_tf.contract import InferenceContract
+from bert_tf.serving.options import PRECISIONS, ExportSettings
 from bert_tf.serving.int8_check import Int8WeightCheck
 from bert_tf.serving.warmup import warmup_requests, write_warmup
 from bert_tf.tokenization import vocab as _vocab
@@ -152,48 +153,81 @@ def _staging(export_dir, version, last="saved_model.pb"):
 
 def export(model: "keras.Model", kind: str, export_dir: str | os.PathLike,
            vocab_file: str | os.PathLike, do_lower_case: bool, seq_length: int,
-           head: HeadOptions | None = None, settings: ExportSettings | None = None) -> str:
-    """Exports `model` for TensorFlow Serving (or LiteRT or ONNX: settings.format); returns the
-    path of the new version folder.
+           head: InferenceContract | None = None, settings: ExportSettings | None = None) -> str:
+    """Exports `model` for TensorFlow Serving (or LiteRT, MediaPipe or ONNX: settings.format);
+    returns the path of the new version folder.
 
     Args:
-      model: BertClassifier (kind "classifier", or "regression" when num_classes == 1),
+      model: the bert_tf model of `kind`: BertClassifier ("classifier"; "regression" with
+        num_classes == 1; "multi_label" when trained with run_classifier --multi_label),
         BertSpanLabeler ("squad"), BertTokenClassifier ("tagger"), BertMultipleChoice
-        ("multiple_choice"), BertPretrainer with its masked-LM head ("fill_mask"), or
-        BertEncoder / any task model ("encoder": its encoder). Mixed-precision models export
-        float32 outputs.
-      kind: "classifier", "regression", "squad", "tagger", "encoder", "multiple_choice",
-        "fill_mask" or "multi_label" (a BertClassifier trained with run_classifier
-        --multi_label: per-label sigmoid probabilities, see serving/multi_label.py).
+        ("multiple_choice"), BertPretrainer with its masked-LM head ("fill_mask"), BertEmbedder
+        ("embedding"), or BertEncoder / any task model ("encoder": its encoder).
+        Mixed-precision models export float32 outputs.
+      kind: a bert_tf.kinds name, one of kinds.SERVED.
       export_dir: folder or URL (gs://...) holding numeric versions (TF Serving's
         --model_base_path).
-      vocab_file, do_lower_case: the model's WordPiece vocabulary and casing; the vocabulary
-        is copied to assets/vocab.txt.
-      seq_length: max_seq_length of the raw-text and serve_examples signatures (longer texts
-        are truncated as run_classifier truncates them; SQuAD reads a long context in windows
-        of this length, as run_squad does).
-      head: what the task's serving head needs (labels, text pairs, SQuAD limits, windows...;
-        bert_tf.serving.options.HeadOptions).
+      vocab_file, do_lower_case, seq_length: the model's WordPiece vocabulary (copied to
+        assets/vocab.txt), casing, and the max_seq_length of the raw-text and serve_examples
+        signatures (longer texts are truncated as run_classifier truncates them; SQuAD reads a
+        long context in windows of this length, as run_squad does).
+      head: the rest of the model's InferenceContract (labels, text pairs, SQuAD limits,
+        windows, ...; bert_tf.contract; HeadOptions is its former name).
       settings: format, precision, XLA, version, warm-up requests, raw-text signatures
         (bert_tf.serving.options.ExportSettings).
     """
-    head_options = head or HeadOptions()
+    contract = contract_of(kind, do_lower_case, seq_length, head)
     settings = settings or ExportSettings()
-    precision, jit_compile = settings.precision, settings.jit_compile
-    export_dir = (str(export_dir).rstrip("/") if fileio.is_url(export_dir)
-                  else os.path.abspath(os.fspath(export_dir)))
+    export_dir = normalized_dir(export_dir)
+    vocab = check_export(model, contract, settings, vocab_file)
+    version = choose_version(export_dir, settings.version)
+    started = time.time()
+    if settings.format == "saved_model":
+        with _staging(export_dir, version) as staging:
+            write_saved_model(model, contract, staging, vocab_file, vocab, settings)
+    else:
+        from bert_tf.serving import portable
+        with _staging(export_dir, version, portable.FILES[settings.format]) as staging:
+            portable.write_portable(model, contract, staging, vocab_file, vocab, settings)
+    path = os.path.join(export_dir, str(version))
+    logger.info("exported %s in %.1fs", path, time.time() - started)
+    return path
+
+
+def contract_of(kind, do_lower_case, seq_length, head=None):
+    """The InferenceContract of an export: `head` with the kind, casing and length given."""
+    head = head or InferenceContract()
+    if head.kind not in (None, kind):
+        raise ValueError(f"the contract is for a {head.kind} model, not {kind!r}")
+    return head.replace(kind=kind, do_lower_case=bool(do_lower_case),
+                        max_seq_length=int(seq_length))
+
+
+def normalized_dir(export_dir):
+    return (str(export_dir).rstrip("/") if fileio.is_url(export_dir)
+            else os.path.abspath(os.fspath(export_dir)))
+
+
+def check_export(model, contract, settings, vocab_file):
+    """Checks that the model, contract, settings and vocabulary fit together; returns the
+    Vocabulary."""
     config = getattr(model, "config", None)
     if config is None:
         raise ValueError(f"cannot export {type(model).__name__}: not a bert_tf model")
-    check_export_options(settings.format, kind, precision, jit_compile)
-    if not 2 <= seq_length <= config.max_position_embeddings:
-        raise ValueError(f"seq_length={seq_length} must be in [2, max_position_embeddings = "
-                         f"{config.max_position_embeddings}]")
+    check_export_options(settings.format, contract.kind, settings.precision,
+                         settings.jit_compile)
+    if not 2 <= contract.max_seq_length <= config.max_position_embeddings:
+        raise ValueError(f"seq_length={contract.max_seq_length} must be in [2, "
+                         f"max_position_embeddings = {config.max_position_embeddings}]")
     vocab = _vocab.Vocabulary.from_file(vocab_file)
     if len(vocab) > config.vocab_size:
         raise ValueError(f"{vocab_file}: {len(vocab)} tokens, more than the model's vocab_size "
                          f"({config.vocab_size}): wrong vocabulary for this model")
-    version = settings.version
+    return vocab
+
+
+def choose_version(export_dir, version=None):
+    """`version`, or the next free number; never one that exists."""
     if version is None:
         version = next_version(export_dir)
     elif isinstance(version, bool) or not isinstance(version, int) or version < 0:
@@ -201,68 +235,74 @@ def export(model: "keras.Model", kind: str, export_dir: str | os.PathLike,
     if fileio.exists(os.path.join(export_dir, str(version))):
         raise FileExistsError(f"{export_dir}/{version} already exists: versions are never "
                               "overwritten (leave version=None for the next free number)")
+    return version
 
-    started = time.time()
-    if settings.format != "saved_model":
-        from bert_tf.serving import portable
-        with _staging(export_dir, version, portable.FILES[settings.format]) as staging:
-            portable.write_portable(model, kind, staging, vocab_file, vocab, do_lower_case,
-                                    seq_length, head_options, settings)
-        path = os.path.join(export_dir, str(version))
-        logger.info("exported %s in %.1fs", path, time.time() - started)
-        return path
-    advice = bf16_advice(precision)
-    if advice:
-        logger.warning(advice)
-    # The copy leaves the caller's model as it was.
-    skip_padding = not jit_compile
+
+def compute_copy(model, precision, jit_compile):
+    """The copy of `model` the export computes with: `precision`'s dtype or int8 layers
+    (bert_tf.model.int8). Without XLA the copy's encoder skips padding."""
     compute = PRECISIONS[precision]
     if compute.int8:
-        model = int8.int8_model(model, skip_padding=skip_padding,
-                                attention_dtype=compute.attention_dtype)
-    else:
-        model = with_dtype_policy(model, compute.dtype_policy or model.dtype_policy,
-                                  skip_padding)
-    head = make_head(kind, model, vocab.id_to_token, do_lower_case, seq_length, head_options)
-    # Under XLA each batch is padded to a few bucket lengths (each new shape compiles once);
-    # without it, to its longest row, and the encoder skips what padding is left.
-    buckets = (sorted(set(length_buckets(seq_length))
-                      | set(length_buckets(config.max_position_embeddings)))
-               if jit_compile else [])
-    module = ServingModule(head, config, buckets, jit_compile=jit_compile)
-    if compute.int8 and int8.weight_levels() == 127:
+        return int8.int8_model(model, skip_padding=not jit_compile,
+                               attention_dtype=compute.attention_dtype)
+    return with_dtype_policy(model, compute.dtype_policy or model.dtype_policy, not jit_compile)
+
+
+def length_buckets_of(contract, config, jit_compile):
+    """Under XLA, the lengths a batch is padded to (each new shape compiles once); without it
+    none: each batch is cut to its longest row and the encoder skips what padding is left."""
+    if not jit_compile:
+        return []
+    return sorted(set(length_buckets(contract.max_seq_length))
+                  | set(length_buckets(config.max_position_embeddings)))
+
+
+def write_saved_model(model, contract, folder, vocab_file, vocab, settings):
+    """Writes the SavedModel of `model` into local `folder`: the module and its signatures,
+    the warm-up requests and export_info.json."""
+    advice = bf16_advice(settings.precision)
+    if advice:
+        logger.warning(advice)
+    copy = compute_copy(model, settings.precision, settings.jit_compile)
+    head = make_head(contract.kind, copy, vocab.id_to_token, contract.do_lower_case,
+                     contract.max_seq_length, contract)
+    buckets = length_buckets_of(contract, model.config, settings.jit_compile)
+    module = ServingModule(head, model.config, buckets, jit_compile=settings.jit_compile)
+    if PRECISIONS[settings.precision].int8 and int8.weight_levels() == 127:
         module.int8_check = Int8WeightCheck()      # loading fails where 8 bits saturate
     signatures = module.signatures(text=settings.text_signatures)
     check_variables_saved(signatures, head.model_variables)
-    policy = head.model.dtype_policy.name
-    logger.info("exporting %s model (seq_length %d, %s, %s, signatures %s) to %s/%d", kind,
-                seq_length, policy, "XLA" if jit_compile else "no XLA",
-                ", ".join(sorted(signatures)), export_dir, version)
-    with _staging(export_dir, version) as staging:
-        tf.saved_model.save(module, staging, signatures=signatures)
-        vocab_asset = os.path.join(staging, "assets", names.VOCAB_ASSET)
-        if not os.path.exists(vocab_asset):
-            raise RuntimeError(f"export is missing assets/{names.VOCAB_ASSET}")
-        extra = os.path.join(staging, names.ASSETS_EXTRA)
-        if settings.warmup:
-            count = write_warmup(os.path.join(extra, names.WARMUP_FILE),
-                                 warmup_requests(head, text=settings.text_signatures,
-                                                 lengths=[b for b in buckets if b <= seq_length]
-                                                 if jit_compile else ()))
-            logger.info("wrote %d warm-up requests", count)
-        info = dict(head.info(), signatures=sorted(signatures),
-                    do_lower_case=bool(do_lower_case), dtype_policy=policy,
-                    jit_compile=bool(jit_compile), length_buckets=buckets,
-                    tensorflow=tf.__version__)
-        if compute.int8:
-            info.update(quantized="int8", min_tf_serving_version=MIN_TF_SERVING_VERSION_INT8,
-                        attention_dtype=compute.attention_dtype or "float32",
-                        # 63 (7 bits) where the exporting CPU has no int8 dot products;
-                        # 127 needs them (int8_check).
-                        int8_weight_levels=int8.weight_levels())
-        os.makedirs(extra, exist_ok=True)
-        fileio.atomic_write_text(os.path.join(extra, names.EXPORT_INFO),
-                                 json.dumps(info, indent=2) + "\n")
-    path = os.path.join(export_dir, str(version))
-    logger.info("exported %s in %.1fs", path, time.time() - started)
-    return path
+    logger.info("exporting %s model (seq_length %d, %s, %s, signatures %s)", contract.kind,
+                contract.max_seq_length, copy.dtype_policy.name,
+                "XLA" if settings.jit_compile else "no XLA", ", ".join(sorted(signatures)))
+    tf.saved_model.save(module, folder, signatures=signatures)
+    if not os.path.exists(os.path.join(folder, "assets", names.VOCAB_ASSET)):
+        raise RuntimeError(f"export is missing assets/{names.VOCAB_ASSET}")
+    extra = os.path.join(folder, names.ASSETS_EXTRA)
+    if settings.warmup:
+        lengths = [b for b in buckets if b <= contract.max_seq_length]
+        count = write_warmup(os.path.join(extra, names.WARMUP_FILE),
+                             warmup_requests(head, text=settings.text_signatures,
+                                             lengths=lengths))
+        logger.info("wrote %d warm-up requests", count)
+    write_info(extra, head, contract, settings, signatures, buckets)
+
+
+def write_info(folder, head, contract, settings, signatures, buckets):
+    """Writes export_info.json: the model's contract (as the head records it) and what the
+    export did (signatures, dtype policy, XLA buckets, int8, TensorFlow's version)."""
+    info = dict(head.info(), signatures=sorted(signatures),
+                do_lower_case=bool(contract.do_lower_case),
+                dtype_policy=head.model.dtype_policy.name,
+                jit_compile=bool(settings.jit_compile), length_buckets=buckets,
+                tensorflow=tf.__version__)
+    compute = PRECISIONS[settings.precision]
+    if compute.int8:
+        info.update(quantized="int8", min_tf_serving_version=MIN_TF_SERVING_VERSION_INT8,
+                    attention_dtype=compute.attention_dtype or "float32",
+                    # 63 (7 bits) where the exporting CPU has no int8 dot products;
+                    # 127 needs them (int8_check).
+                    int8_weight_levels=int8.weight_levels())
+    os.makedirs(folder, exist_ok=True)
+    fileio.atomic_write_text(os.path.join(folder, names.EXPORT_INFO),
+                             json.dumps(info, indent=2) + "\n")

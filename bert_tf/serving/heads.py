@@ -327,7 +327,7 @@ def make_head(kind, model, vocab_tokens, lower_case, seq_length, options=None):
     options = options or HeadOptions()
     if options.num_choices is not None and kind != "multiple_choice":
         raise ValueError(f"num_choices applies to task 'multiple_choice' only, not {kind!r}")
-    if options.window_stride and not spec.windows:
+    if options.window_stride and "window_stride" not in spec.settings:
         raise ValueError(f"window_stride applies to tasks {', '.join(kinds.WINDOWED)}, not "
                          f"{kind!r}")
     return spec.load("serving").build(model, vocab_tokens, lower_case, seq_length, options)

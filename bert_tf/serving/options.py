@@ -1,47 +1,16 @@
-"""What an export takes besides the model and its text settings, each idea declared once:
-HeadOptions (what the task's serving head needs), Precision (what an export precision means
-for the exported copy of the model) and ExportSettings (how the SavedModel is written)."""
+"""What an export takes besides the model and its InferenceContract (bert_tf.contract), each
+idea declared once: Precision (what an export precision means for the exported copy of the
+model), the formats and their precisions, and ExportSettings (how the export is written)."""
 
 import dataclasses
 
+from bert_tf.contract import InferenceContract
 
-@dataclasses.dataclass(frozen=True)
-class HeadOptions:
-    """What a serving head may take besides the model, vocabulary, casing and sequence length;
-    each head reads its own.
 
-      labels: the label strings in class-id order (classifier, tagger, multi_label; required
-        there).
-      text_pair: serving_default takes text_a and text_b (classifier, regression, encoder,
-        embedding).
-      max_query_length, max_answer_length, doc_stride: run_squad's limits and the distance
-        between the starts of a context's windows (squad).
-      num_choices: endings per request row (multiple_choice, required there; 4 for SWAG).
-      top_k, include_special_tokens: predictions per [MASK], and whether special tokens may be
-        among them (fill_mask, as predict_masked.py's flags).
-      window_stride, window_pooling, max_windows: long texts (classifier, regression,
-        multi_label, embedding): serving_default cuts the first text into windows whose starts
-        are window_stride WordPieces apart (at most max_windows when > 0) and combines their
-        logits by "mean" or "max", as run_classifier --doc_stride trains (0: truncate).
-      multi_label_threshold: multi_label: a label is selected when its probability is >= this.
-    """
-
-    labels: list = None
-    text_pair: bool = False
-    max_query_length: int = 64
-    max_answer_length: int = 30
-    doc_stride: int = 128
-    num_choices: int = None
-    top_k: int = 5
-    include_special_tokens: bool = False
-    window_stride: int = 0
-    window_pooling: str = "mean"
-    max_windows: int = 0
-    multi_label_threshold: float = 0.5
-
-    def windows(self):
-        return dict(window_stride=self.window_stride, window_pooling=self.window_pooling,
-                    max_windows=self.max_windows)
+# What a serving head needs besides the model, vocabulary, casing and sequence length is the
+# model's InferenceContract (bert_tf.contract); HeadOptions is the name export()'s `head`
+# argument had before the contract declared it.
+HeadOptions = InferenceContract
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,6 +44,9 @@ PRECISIONS = {None: Precision(), "fp32": Precision("float32"), "bf16": Precision
 FORMAT_PRECISIONS = {"saved_model": tuple(p for p in PRECISIONS if p),
                      "litert": ("fp32", "fp16", "int8"), "mediapipe": ("fp32", "fp16", "int8"),
                      "onnx": ("fp32", "int8")}
+FORMATS = tuple(FORMAT_PRECISIONS)
+# Every precision some format has, in the order the flags list them.
+EXPORT_PRECISIONS = tuple(dict.fromkeys(p for ps in FORMAT_PRECISIONS.values() for p in ps))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -75,13 +75,12 @@ def feature_model(head, only=None):
     return FeatureModel()
 
 
-def write_portable(model, kind, folder, vocab_file, vocab, do_lower_case, seq_length,
-                   head_options, settings):
+def write_portable(model, contract, folder, vocab_file, vocab, settings):
     """Writes the `settings.format` export of `model` (checked by export()) into local
     `folder`: the model file, vocab.txt and export_info.json; returns the info."""
-    fmt, precision = settings.format, settings.precision or "fp32"
+    fmt, precision, kind = settings.format, settings.precision or "fp32", contract.kind
     if fmt == "mediapipe":
-        mediapipe_metadata.check_mediapipe(kind, do_lower_case, head_options.text_pair)
+        mediapipe_metadata.check_mediapipe(kind, contract.do_lower_case, contract.text_pair)
     # No gathers of data-dependent size. LiteRT: every position as a row of 2-D per-token
     # layers (FlatTokens; tf2onnx's reshape folding gets that layout wrong, and onnxruntime
     # needs no help with Dense on [B, S, H]).
@@ -92,21 +91,13 @@ def write_portable(model, kind, folder, vocab_file, vocab, do_lower_case, seq_le
     if smoothed:
         # Not ONNX: after the residual multiplies, tf2onnx's reshape folding gets the
         # attention heads' shapes wrong (onnxruntime fails on them).
-        _smooth(model, settings, vocab_file, do_lower_case, seq_length)
-    head = make_head(kind, model, vocab.id_to_token, do_lower_case, seq_length, head_options)
+        _smooth(model, settings, vocab_file, contract.do_lower_case, contract.max_seq_length)
+    head = make_head(kind, model, vocab.id_to_token, contract.do_lower_case,
+                     contract.max_seq_length, contract)
     features = feature_model(head, _ONLY_OUTPUT.get(kind) if fmt == "mediapipe" else None)
-    probe = {"input_ids": tf.zeros([1, seq_length], tf.int32),
-             "input_mask": tf.ones([1, seq_length], tf.int32),
-             "segment_ids": tf.zeros([1, seq_length], tf.int32)}
-    outputs = sorted(features(probe))            # also builds the wrapper
-    signature = [{n: tf.TensorSpec([None, None], tf.int32, name=n) for n in names.FEATURE_KEYS}]
     path = os.path.join(folder, FILES[fmt])
-    info = dict(head.info(), format=fmt, precision=precision, do_lower_case=bool(do_lower_case),
-                inputs={n: ["batch", "length"] for n in names.FEATURE_KEYS}, outputs=outputs,
-                file=FILES[fmt], vocab_file=names.VOCAB_ASSET, tensorflow=tf.__version__)
-    if smoothed:
-        info["int8_smoothing"] = {"alpha": settings.int8_smoothing, "calibration": os.path.basename(
-            settings.calibration_file) if settings.calibration_file else "docstrings"}
+    info = _info(head, features, contract, settings, smoothed)
+    signature = [{n: tf.TensorSpec([None, None], tf.int32, name=n) for n in names.FEATURE_KEYS}]
     if fmt == "onnx":
         _write_onnx(features, path, signature, precision)
     else:
@@ -118,6 +109,25 @@ def write_portable(model, kind, folder, vocab_file, vocab, do_lower_case, seq_le
                              json.dumps(info, indent=2) + "\n")
     logger.info("%s %s export: %s (%.1f MB)", fmt, precision, path,
                 os.path.getsize(path) / 1e6)
+    return info
+
+
+def _info(head, features, contract, settings, smoothed):
+    """export_info.json of a portable export: the contract as the head records it, the
+    format, precision, inputs and outputs (building the feature model on a probe)."""
+    seq = contract.max_seq_length
+    probe = {"input_ids": tf.zeros([1, seq], tf.int32),
+             "input_mask": tf.ones([1, seq], tf.int32),
+             "segment_ids": tf.zeros([1, seq], tf.int32)}
+    fmt = settings.format
+    info = dict(head.info(), format=fmt, precision=settings.precision or "fp32",
+                do_lower_case=bool(contract.do_lower_case),
+                inputs={n: ["batch", "length"] for n in names.FEATURE_KEYS},
+                outputs=sorted(features(probe)), file=FILES[fmt], vocab_file=names.VOCAB_ASSET,
+                tensorflow=tf.__version__)
+    if smoothed:
+        info["int8_smoothing"] = {"alpha": settings.int8_smoothing, "calibration": os.path.basename(
+            settings.calibration_file) if settings.calibration_file else "docstrings"}
     return info
 
 

@@ -73,9 +73,10 @@ class BestKeeper:
     output_dir/best/ and answers whether to stop.
 
     What goes into best/: `save_fn(folder)` writes the weights (default: `model` as a native
-    checkpoint with bert_config.json, plus `vocab_file` as vocab.txt), `files` ({name: text},
-    e.g. a label list) are added, and eval_results.txt (the evaluation's values, global_step
-    and best_metric) comes last. State
+    checkpoint with bert_config.json, plus `vocab_file` as vocab.txt), `files` ({name: text, or
+    a function of the evaluation's values giving the text}, e.g. a label list, the model's
+    contract) are added, and eval_results.txt (the evaluation's values, global_step and
+    best_metric) comes last. State
     survives a restart: the best value comes from best/eval_results.txt when it was kept for
     the same metric, the evaluations without improvement from eval_history.jsonl (entries after
     `resumed_step`, the step the run resumed from, are dropped: they will be redone).
@@ -204,7 +205,7 @@ class BestKeeper:
             save_weights(self.model, folder, "native", vocab_file=self.vocab_file)
         for name, text in self.files.items():
             with open(os.path.join(folder, name), "w", encoding="utf-8") as f:
-                f.write(text)
+                f.write(text(values) if callable(text) else text)
         write_eval_results(os.path.join(folder, RESULTS_FILE),
                            dict({k: v for k, v in values.items() if _number(v)},
                                 global_step=step, best_metric=self.metric))
