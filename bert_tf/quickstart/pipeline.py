@@ -254,6 +254,13 @@ class Pipeline:
 
     # ----------------------------------------------------------------------- the stages
     def stages(self):
+        """Every stage, in order: the text and its records, the model, the task."""
+        yield from self._data_stages()
+        yield from self._model_stages()
+        yield from self._task_stages()
+
+    def _data_stages(self):
+        """1-4: the text, its vocabulary, the pre-training and held-out records."""
         s, p = self.s, self.path
         train_records = [p("pretraining_data", f"train-{i}.tfrecord") for i in range(2)]
         heldout_records = p("pretraining_data", "heldout.tfrecord")
@@ -291,7 +298,12 @@ class Pipeline:
             [heldout_records + ".summary.json"],
             clear=[heldout_records, heldout_records + ".summary.json"],
             report=lambda: self.report_records(heldout_records))
-        # Generator: this line runs after the vocab stage above has been run.
+
+    def _model_stages(self):
+        """5-7: the configuration, pre-training, and what the model learnt."""
+        s, p = self.s, self.path
+        heldout_records = p("pretraining_data", "heldout.tfrecord")
+        # A generator: this line runs after the vocab stage has been run.
         vocab_size = _count_lines(p("vocab.txt"))
         code = (f"from bert_tf import BertConfig; BertConfig.from_preset("
                 f"{json.dumps(s.model_preset)}, vocab_size={vocab_size}).to_json_file("
@@ -327,6 +339,10 @@ class Pipeline:
             [_script("predict_masked.py")] + _flags(init_checkpoint=p("pretrain"),
                                                     vocab_file=p("vocab.txt"), top_k=5)
             + [f"--text={t}" for t in FILL_MASK_TEXTS], [])
+
+    def _task_stages(self):
+        """8-11: fine-tuning (from random weights too), the export, requests, the curves."""
+        s, p = self.s, self.path
         yield self._classifier_stage(
             "classifier", "8. Fine-tuning: which package does a docstring sentence come from?",
             p("pretrain"), self.report_classifier)

@@ -135,6 +135,27 @@ def make_pretraining_dataset(input_patterns, batch_size, max_seq_length,
 
     options = tf.data.Options()
     options.deterministic = True
+    d = _records(files, is_training, repeat, pipelines, pipeline_id, cycle_length,
+                 shuffle_buffer_size, seed)
+    d = d.batch(batch_size, drop_remainder=drop_remainder)
+    feature_spec = schema.feature_spec(max_seq_length, max_predictions_per_seq, dynamic_masking)
+    if dynamic_masking:
+        d = d.enumerate()
+    parse = _parser(feature_spec, spec, seed, pipelines, pipeline_id)
+    d = graph_map(d, parse)
+    return d.with_options(options).prefetch(tf.data.AUTOTUNE)
+
+
+def _parse(serialized, feature_spec):
+    features = tf.io.parse_example(serialized, feature_spec)
+    return {name: tf.cast(value, tf.int32) if value.dtype == tf.int64 else value
+            for name, value in features.items()}
+
+
+def _records(files, is_training, repeat, pipelines, pipeline_id, cycle_length,
+             shuffle_buffer_size, seed):
+    """The serialized records of this input pipeline: its share of the files (or, with fewer
+    files than pipelines, of the records), interleaved and shuffled for training."""
     d = tf.data.Dataset.from_tensor_slices(tf.constant(files))
     shard_files = pipelines > 1 and len(files) >= pipelines
     if shard_files:
@@ -153,32 +174,27 @@ def make_pretraining_dataset(input_patterns, batch_size, max_seq_length,
         d = d.shard(pipelines, pipeline_id)
     if is_training:
         d = d.shuffle(shuffle_buffer_size, seed=seed + 1)
-    d = d.batch(batch_size, drop_remainder=drop_remainder)
-    feature_spec = schema.feature_spec(max_seq_length, max_predictions_per_seq, dynamic_masking)
-    if dynamic_masking:
-        feature_spec["masked_lm_ids"] = tf.io.VarLenFeature(tf.int64)  # must be absent
-        d = d.enumerate()
-
-        def parse(index, serialized):
-            features = _parse(serialized, feature_spec)
-            already = tf.size(features.pop("masked_lm_ids").values)
-            tf.debugging.assert_equal(already, 0, message=(
-                "dynamic_masking=True but the records already hold masked_lm_ids: they were "
-                "written with static masking; read them with dynamic_masking=False"))
-            batch_seed = tf.stack([tf.cast(seed, tf.int64), index * pipelines + pipeline_id])
-            ids, positions, labels, weights = dynamic.mask_batch(
-                features["input_ids"], features["input_mask"], spec, batch_seed)
-            features.update(input_ids=ids, masked_lm_positions=positions, masked_lm_ids=labels,
-                            masked_lm_weights=weights)
-            return features
-    else:
-        def parse(serialized):
-            return _parse(serialized, feature_spec)
-    d = graph_map(d, parse)
-    return d.with_options(options).prefetch(tf.data.AUTOTUNE)
+    return d
 
 
-def _parse(serialized, feature_spec):
-    features = tf.io.parse_example(serialized, feature_spec)
-    return {name: tf.cast(value, tf.int32) if value.dtype == tf.int64 else value
-            for name, value in features.items()}
+def _parser(feature_spec, spec, seed, pipelines, pipeline_id):
+    """The function from a batch of serialized records to its features; with a MaskingSpec
+    (dynamic masking) from (batch index, records), masked afresh with a seed of the batch."""
+    if spec is None:
+        return lambda serialized: _parse(serialized, feature_spec)
+    feature_spec = dict(feature_spec, masked_lm_ids=tf.io.VarLenFeature(tf.int64))  # absent
+
+    def parse(index, serialized):
+        features = _parse(serialized, feature_spec)
+        already = tf.size(features.pop("masked_lm_ids").values)
+        tf.debugging.assert_equal(already, 0, message=(
+            "dynamic_masking=True but the records already hold masked_lm_ids: they were "
+            "written with static masking; read them with dynamic_masking=False"))
+        batch_seed = tf.stack([tf.cast(seed, tf.int64), index * pipelines + pipeline_id])
+        ids, positions, labels, weights = dynamic.mask_batch(
+            features["input_ids"], features["input_mask"], spec, batch_seed)
+        features.update(input_ids=ids, masked_lm_positions=positions, masked_lm_ids=labels,
+                        masked_lm_weights=weights)
+        return features
+
+    return parse

@@ -32,6 +32,8 @@ NULL_ONLY_SCORE_DIFF = 1e6
 _Prelim = collections.namedtuple(
     "_Prelim", ["feature_index", "start_index", "end_index", "start_logit", "end_logit"])
 _Nbest = collections.namedtuple("_Nbest", ["text", "start_logit", "end_logit"])
+# SQuAD 2.0's null answer: the lowest [CLS] score of an example's windows, and where.
+_Null = collections.namedtuple("_Null", ["score", "feature_index", "start_logit", "end_logit"])
 
 
 @dataclasses.dataclass
@@ -143,70 +145,15 @@ def compute_predictions(all_examples, all_features, all_results, n_best_size,
                            collections.OrderedDict() if version_2_with_negative else None)
     for example_index, example in enumerate(all_examples):
         features = features_by_example[example_index]
-        prelim = []
-        score_null = None
-        null_feature_index, null_start_logit, null_end_logit = 0, 0.0, 0.0
-        for feature_index, feature in enumerate(features):
-            result = result_by_id.get(int(feature.unique_id))
-            if result is None:
-                raise ValueError(f"No RawResult for feature unique_id {feature.unique_id} "
-                                 f"(question id {example.qas_id!r})")
-            start_logits = np.asarray(result.start_logits, dtype=np.float64).tolist()
-            end_logits = np.asarray(result.end_logits, dtype=np.float64).tolist()
-            if version_2_with_negative:
-                feature_null_score = start_logits[0] + end_logits[0]
-                if score_null is None or feature_null_score < score_null:
-                    score_null = feature_null_score
-                    null_feature_index = feature_index
-                    null_start_logit, null_end_logit = start_logits[0], end_logits[0]
-            num_tokens = len(feature.tokens)
-            end_indexes = get_best_indexes(end_logits, n_best_size)
-            for start_index in get_best_indexes(start_logits, n_best_size):
-                if (start_index >= num_tokens or start_index not in feature.token_to_orig_map
-                        or not feature.token_is_max_context.get(start_index, False)):
-                    continue
-                for end_index in end_indexes:
-                    if (end_index >= num_tokens or end_index not in feature.token_to_orig_map
-                            or end_index < start_index
-                            or end_index - start_index + 1 > max_answer_length):
-                        continue
-                    prelim.append(_Prelim(feature_index, start_index, end_index,
-                                          start_logits[start_index], end_logits[end_index]))
-        if version_2_with_negative:
-            prelim.append(_Prelim(null_feature_index, 0, 0, null_start_logit, null_end_logit))
-        prelim.sort(key=lambda p: p.start_logit + p.end_logit, reverse=True)
-
-        seen = set()
-        nbest = []
-        for pred in prelim:
-            if len(nbest) >= n_best_size:
-                break
-            if pred.start_index > 0:
-                feature = features[pred.feature_index]
-                tok_text = _detokenize(feature.tokens[pred.start_index:pred.end_index + 1])
-                orig_start = feature.token_to_orig_map[pred.start_index]
-                orig_end = feature.token_to_orig_map[pred.end_index]
-                orig_words = example.doc_tokens[orig_start:orig_end + 1]
-                text = _project(tok_text, " ".join(orig_words),
-                                " ".join(t for t in map(word_tokens, orig_words) if t),
-                                verbose_logging)
-                if text in seen:
-                    continue
-            else:
-                text = ""
-            seen.add(text)
-            nbest.append(_Nbest(text, pred.start_logit, pred.end_logit))
-        if version_2_with_negative and "" not in seen:
-            nbest.append(_Nbest("", null_start_logit, null_end_logit))
-        if not nbest:
-            nbest.append(_Nbest("empty", 0.0, 0.0))
-
+        prelim, null = _candidates(example, features, result_by_id, n_best_size,
+                                   max_answer_length, version_2_with_negative)
+        nbest = _nbest(example, features, prelim, null, n_best_size, word_tokens,
+                       verbose_logging)
         probs = compute_softmax([e.start_logit + e.end_logit for e in nbest])
         out.nbest[example.qas_id] = [
             collections.OrderedDict(text=e.text, probability=p, start_logit=e.start_logit,
                                     end_logit=e.end_logit)
             for e, p in zip(nbest, probs)]
-
         if not version_2_with_negative:
             out.predictions[example.qas_id] = nbest[0].text
             continue
@@ -215,11 +162,77 @@ def compute_predictions(all_examples, all_features, all_results, n_best_size,
             out.null_odds[example.qas_id] = NULL_ONLY_SCORE_DIFF
             out.predictions[example.qas_id] = ""
             continue
-        score_diff = score_null - best_non_null.start_logit - best_non_null.end_logit
+        score_diff = null.score - best_non_null.start_logit - best_non_null.end_logit
         out.null_odds[example.qas_id] = score_diff
         out.predictions[example.qas_id] = (
             "" if score_diff > null_score_diff_threshold else best_non_null.text)
     return out
+
+
+def _candidates(example, features, result_by_id, n_best_size, max_answer_length,
+                version_2_with_negative):
+    """(the valid spans of the example's windows among each window's n_best_size best starts
+    and ends, best first; SQuAD 2.0's _Null: the window with the lowest [CLS] score, or None
+    for SQuAD 1.1)."""
+    prelim = []
+    null = _Null(None, 0, 0.0, 0.0) if version_2_with_negative else None
+    for feature_index, feature in enumerate(features):
+        result = result_by_id.get(int(feature.unique_id))
+        if result is None:
+            raise ValueError(f"No RawResult for feature unique_id {feature.unique_id} "
+                             f"(question id {example.qas_id!r})")
+        start_logits = np.asarray(result.start_logits, dtype=np.float64).tolist()
+        end_logits = np.asarray(result.end_logits, dtype=np.float64).tolist()
+        if version_2_with_negative:
+            score = start_logits[0] + end_logits[0]
+            if null.score is None or score < null.score:
+                null = _Null(score, feature_index, start_logits[0], end_logits[0])
+        num_tokens = len(feature.tokens)
+        end_indexes = get_best_indexes(end_logits, n_best_size)
+        for start_index in get_best_indexes(start_logits, n_best_size):
+            if (start_index >= num_tokens or start_index not in feature.token_to_orig_map
+                    or not feature.token_is_max_context.get(start_index, False)):
+                continue
+            for end_index in end_indexes:
+                if (end_index >= num_tokens or end_index not in feature.token_to_orig_map
+                        or end_index < start_index
+                        or end_index - start_index + 1 > max_answer_length):
+                    continue
+                prelim.append(_Prelim(feature_index, start_index, end_index,
+                                      start_logits[start_index], end_logits[end_index]))
+    if null is not None:
+        prelim.append(_Prelim(null.feature_index, 0, 0, null.start_logit, null.end_logit))
+    prelim.sort(key=lambda p: p.start_logit + p.end_logit, reverse=True)
+    return prelim, null
+
+
+def _nbest(example, features, prelim, null, n_best_size, word_tokens, verbose_logging):
+    """The n-best answers of the candidates `prelim`: their texts in the original context,
+    each text once (SQuAD 2.0: with the null answer; none at all: "empty")."""
+    seen, nbest = set(), []
+    for pred in prelim:
+        if len(nbest) >= n_best_size:
+            break
+        if pred.start_index > 0:
+            feature = features[pred.feature_index]
+            tok_text = _detokenize(feature.tokens[pred.start_index:pred.end_index + 1])
+            orig_start = feature.token_to_orig_map[pred.start_index]
+            orig_end = feature.token_to_orig_map[pred.end_index]
+            orig_words = example.doc_tokens[orig_start:orig_end + 1]
+            text = _project(tok_text, " ".join(orig_words),
+                            " ".join(t for t in map(word_tokens, orig_words) if t),
+                            verbose_logging)
+            if text in seen:
+                continue
+        else:
+            text = ""
+        seen.add(text)
+        nbest.append(_Nbest(text, pred.start_logit, pred.end_logit))
+    if null is not None and "" not in seen:
+        nbest.append(_Nbest("", null.start_logit, null.end_logit))
+    if not nbest:
+        nbest.append(_Nbest("empty", 0.0, 0.0))
+    return nbest
 
 
 def write_predictions(squad_predictions, prediction_file, nbest_file, null_odds_file=None):
