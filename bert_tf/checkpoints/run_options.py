@@ -5,14 +5,11 @@ input settings of the model's contract (bert_tf.contract.read_legacy)."""
 
 import dataclasses
 import json
-import logging
-import os
 
 from bert_tf import fileio, kinds
 from bert_tf.contract import beside
 from bert_tf.names import RUN_OPTIONS
 
-logger = logging.getLogger("bert_tf")
 
 @dataclasses.dataclass
 class RunRecord:

@@ -108,9 +108,9 @@ def load(opts, rows):
                          f"{version} fixed {'it' if len(given) == 1 else 'them'} at export")
     predictor = (loading.load_saved_model(version) if portable is None
                  else load_portable(portable))
-    if opts.task and opts.task != predictor.task:
+    if opts.task and opts.task != predictor.kind:
         raise InputError(f"--task={opts.task}, but the {what} {version} is a "
-                         f"{predictor.task} model")
+                         f"{predictor.kind} model")
     if opts.doc_stride is not None:
         _check_saved_model_stride(predictor, version)
     _log_threshold(predictor)
@@ -140,7 +140,7 @@ def _load_checkpoint(opts, rows):
 def _check_saved_model_stride(predictor, version):
     """--doc_stride with a SavedModel: word windows (read here) only; the export fixed the
     others."""
-    info, spec = predictor.info, kinds.get(predictor.task)
+    info, spec = predictor.info, kinds.get(predictor.kind)
     if "doc_stride" in spec.settings:
         raise InputError(f"--doc_stride: the SavedModel {version} fixed it at export "
                          f"({info.get('doc_stride')})")
@@ -154,7 +154,7 @@ def _check_saved_model_stride(predictor, version):
                          f"exported without --doc_stride): export it with --doc_stride, or "
                          f"predict from its checkpoint with --doc_stride")
     if not spec.word_windows:
-        raise InputError(f"--doc_stride: a {_kind_name(predictor.task)} model reads no "
+        raise InputError(f"--doc_stride: a {_kind_name(predictor.kind)} model reads no "
                          f"windows")
 
 
@@ -192,17 +192,17 @@ def _recorded_stride(path):
 
 
 def _log_threshold(predictor):
-    if "multi_label_threshold" in kinds.get(predictor.task).settings:
+    if "multi_label_threshold" in kinds.get(predictor.kind).settings:
         logger.info("multi-label threshold %g: a label is selected when its probability is "
                     ">= it", predictor.info["threshold"])
 
 
 def predict(opts, rows, predictor):
     """One dict per row, in row order (with "index", and "id" when the row has one)."""
-    runner = kinds.get(predictor.task).load("prediction")(predictor, opts)
+    runner = kinds.get(predictor.kind).load("prediction")(predictor, opts)
     checked = []
     for row in rows:
-        inputs = runners.row_inputs(predictor.task, row)
+        inputs = runners.row_inputs(predictor.kind, row)
         runner.check(row, inputs)
         checked.append((row, inputs))
     results, started = [], time.perf_counter()

@@ -35,21 +35,21 @@ class Teacher:
     doc_stride: int = 0
     window_pooling: str = "mean"
     max_windows: int = 0
-    task: str = "classifier"     # its model: "classifier", "regression", "tagger" or "squad"
+    kind: str = "classifier"     # its model: "classifier", "regression", "tagger" or "squad"
 
     @property
     def is_regression(self):
-        return self.task == "regression"
+        return self.kind == "regression"
 
     def record(self):
         """What run_options.json records of the teacher."""
-        return {"checkpoint": self.path, "labels": self.labels, "task": self.task}
+        return {"checkpoint": self.path, "labels": self.labels, "task": self.kind}
 
 
-def read_teacher(path, labels, is_regression, task):
+def read_teacher(path, labels, is_regression, task_name):
     """The Teacher at `path` (a run_classifier output_dir or best/: its run_options.json,
     config, vocabulary and label_list.txt beside the checkpoint), checked against the student's
-    task (`labels` in class-id order, `is_regression`, `task` its name in messages)."""
+    task (`labels` in class-id order, `is_regression`, `task_name` its name in messages)."""
     from bert_tf.prediction.loading import checkpoint_head
     where = f"--teacher_checkpoint {path}"
     record = _teacher_record(path, "classifier", "run_classifier")
@@ -60,8 +60,8 @@ def read_teacher(path, labels, is_regression, task):
     if is_regression != (kind == "regression"):
         held = "a regression model" if kind == "regression" else f"a {kind} of {units} labels"
         wanted = "a regression" if is_regression else f"a classification ({len(labels)} labels)"
-        raise ValueError(f"{where} is {held}, but the task {task} is {wanted}")
-    return _teacher(path, record, None if is_regression else labels, task,
+        raise ValueError(f"{where} is {held}, but the task {task_name} is {wanted}")
+    return _teacher(path, record, None if is_regression else labels, task_name,
                     "regression" if is_regression else "classifier")
 
 
@@ -124,9 +124,9 @@ def _teacher_record(path, kind, runner):
     return record
 
 
-def _teacher(path, record, labels, task, kind):
+def _teacher(path, record, labels, task_name, kind):
     """The Teacher of run `record` at `path`; with `labels` (class-id order) its
-    label_list.txt must hold the same (`task` names the student's task in messages)."""
+    label_list.txt must hold the same (`task_name` names the student's task in messages)."""
     from bert_tf import contract as _contract
     from bert_tf.checkpoints import find_config
     from bert_tf.contract import beside
@@ -142,7 +142,7 @@ def _teacher(path, record, labels, task, kind):
         teacher_labels = read_label_list(found)
         if teacher_labels != list(labels):
             raise ValueError(f"{where}: the teacher's labels {teacher_labels} ({found}) are not "
-                             f"the task's labels {list(labels)} ({task}), in class-id order: "
+                             f"the task's labels {list(labels)} ({task_name}), in class-id order: "
                              f"the teacher must be fine-tuned on the same labels")
     vocab_file = beside(path, VOCAB_ASSET) or record.options.get("vocab_file")
     if not vocab_file:
@@ -152,7 +152,7 @@ def _teacher(path, record, labels, task, kind):
     return Teacher(os.fspath(path), teacher_labels, find_config(path), vocab_file,
                    do_lower_case=run.do_lower_case, max_seq_length=run.max_seq_length,
                    doc_stride=stride, window_pooling=run.window_pooling,
-                   max_windows=run.max_windows, task=kind)
+                   max_windows=run.max_windows, kind=kind)
 
 
 def teacher_targets(teacher, columns, batch_size, cls_layers=None):

@@ -104,7 +104,7 @@ class Predictor:
 
     def __init__(self, info, vocab_file, signatures, source, order=None):
         self.info = info
-        self.task = info["task"]
+        self.kind = info["task"]
         self.vocab_file = vocab_file
         self.source = source
         self._signatures = signatures
@@ -171,25 +171,25 @@ def load_saved_model(path):
     return predictor
 
 
-def check_predictable(task, where):
-    if task in kinds.PREDICTED:
+def check_predictable(kind, where):
+    if kind in kinds.PREDICTED:
         return
-    tool = kinds.KINDS[task].other_tool if task in kinds.KINDS else None
+    tool = kinds.KINDS[kind].other_tool if kind in kinds.KINDS else None
     if tool:
-        raise InputError(f"{where} is a {task} model: use {tool} for it "
+        raise InputError(f"{where} is a {kind} model: use {tool} for it "
                          f"(bert_tf.predict serves {', '.join(kinds.PREDICTED)})")
-    raise InputError(f"{where}: bert_tf.predict has no predictions for task {task!r} (it "
+    raise InputError(f"{where}: bert_tf.predict has no predictions for task {kind!r} (it "
                      f"serves {', '.join(kinds.PREDICTED)})")
 
 
 # --------------------------------------------------------------------------- checkpoints
 def _head_of_names(shapes):
     """(task, output units) from google variable names -> shapes, or (None, None)."""
-    for prefix, task in (("cls/squad/", "squad"), ("cls/token_classifier/", "tagger"),
+    for prefix, kind in (("cls/squad/", "squad"), ("cls/token_classifier/", "tagger"),
                          ("cls/multiple_choice/", "multiple_choice"), ("", "classifier")):
         shape = shapes.get(f"{prefix}output_weights")
         if shape is not None:
-            return task, int(shape[0])
+            return kind, int(shape[0])
     if any(name.startswith("cls/predictions/") for name in shapes):
         return "pretraining", None
     return None, None
@@ -207,16 +207,16 @@ def checkpoint_head(path):
     units = None
     if fmt == "native":
         from bert_tf.checkpoints.native import native_head_kind
-        task, units = native_head_kind(location)
-        task = task or "encoder"
+        kind, units = native_head_kind(location)
+        kind = kind or "encoder"
     elif fmt == "tf1":
-        task, units = _head_of_names(dict(tf.train.list_variables(location)))
-        task = task or "encoder"
+        kind, units = _head_of_names(dict(tf.train.list_variables(location)))
+        kind = kind or "encoder"
     else:
-        task, units = _hf_head(location)
-    if task == "classifier" and units == 1:
-        task = "regression"
-    return task, units, fmt, location
+        kind, units = _hf_head(location)
+    if kind == "classifier" and units == 1:
+        kind = "regression"
+    return kind, units, fmt, location
 
 
 def _hf_head(location):

@@ -46,21 +46,21 @@ def _missing(row, field, why):
     return InputError(f"{row.where(field)}: missing ({why}{ignored})")
 
 
-def _unused(row, fields, task, takes):
+def _unused(row, fields, kind, takes):
     for field in fields:
         if getattr(row, field) is not None:
-            raise InputError(f"{row.where(field)}: not an input of a {task} model (it takes "
+            raise InputError(f"{row.where(field)}: not an input of a {kind} model (it takes "
                              f"{takes})")
 
 
-def row_inputs(task, row):
+def row_inputs(kind, row):
     """The row's inputs for a model of kind `task`, checked for presence: (text, text_pair or
     None) for classifier/regression/multi_label, (question, context) for squad, (text,) for
     tagger, (context, choices) for multiple_choice (its runner's row_inputs)."""
-    runner = kinds.get(task).load("prediction")
+    runner = kinds.get(kind).load("prediction")
     if runner is None:
-        raise ValueError(f"no predictions for task {task!r}")
-    return runner.row_inputs(task, row)
+        raise ValueError(f"no predictions for task {kind!r}")
+    return runner.row_inputs(kind, row)
 
 
 # --------------------------------------------------------------------------- NER spans
@@ -125,7 +125,7 @@ class _Runner:
         self.options = options
 
     @staticmethod
-    def row_inputs(task, row):
+    def row_inputs(kind, row):
         """The inputs of `row` for a model of kind `task` (bert_tf.kinds), checked for
         presence."""
         raise NotImplementedError
@@ -140,20 +140,20 @@ class _Runner:
 
 class _TextRunner(_Runner):
     @staticmethod
-    def row_inputs(task, row):
-        _unused(row, ("question", "context", "choices"), task, "text and, for pairs, "
+    def row_inputs(kind, row):
+        _unused(row, ("question", "context", "choices"), kind, "text and, for pairs, "
                                                                "text_pair")
         if row.text is None:
-            raise _missing(row, "text", f"a {task} row needs a text")
+            raise _missing(row, "text", f"a {kind} row needs a text")
         return row.text, row.text_pair
 
     def check(self, row, inputs):
         pair_model = "text_b" in self.info["text_inputs"]
         if inputs[1] is not None and not pair_model:
-            raise InputError(f"{row.where('text_pair')}: this {self.predictor.task} model takes "
+            raise InputError(f"{row.where('text_pair')}: this {self.predictor.kind} model takes "
                              f"a single text (its inputs: {', '.join(self.info['text_inputs'])})")
         if inputs[1] is None and pair_model:
-            raise _missing(row, "text_pair", f"this {self.predictor.task} model takes text "
+            raise _missing(row, "text_pair", f"this {self.predictor.kind} model takes text "
                                              f"pairs")
 
     def _call(self, batch):
@@ -195,7 +195,7 @@ def _char_offset(text, encoded, byte_offset):
 
 class SquadRunner(_Runner):
     @staticmethod
-    def row_inputs(task, row):
+    def row_inputs(kind, row):
         _unused(row, ("choices",), "SQuAD", "question and context, or text and text_pair")
         if row.question is not None or row.context is not None:
             for field in ("text", "text_pair"):
@@ -238,7 +238,7 @@ class SquadRunner(_Runner):
 
 class MultipleChoiceRunner(_Runner):
     @staticmethod
-    def row_inputs(task, row):
+    def row_inputs(kind, row):
         _unused(row, ("text_pair", "question"), "multiple-choice", "context (or text) and "
                                                                     "choices")
         if row.context is not None and row.text is not None:
@@ -281,7 +281,7 @@ class TaggerRunner(_Runner):
     signature = names.SERVE_FEATURES
 
     @staticmethod
-    def row_inputs(task, row):
+    def row_inputs(kind, row):
         _unused(row, ("text_pair", "question", "context", "choices"), "tagger (NER)",
                 "one text, whose whitespace-separated words are tagged")
         if row.text is None:
@@ -325,7 +325,7 @@ class EmbeddingRunner(_TextRunner):
     """One sentence embedding per text."""
 
     @staticmethod
-    def row_inputs(task, row):
+    def row_inputs(kind, row):
         _unused(row, ("text_pair", "question", "context", "choices"), "text embedding",
                 "one text per row")
         if row.text is None:
