@@ -264,7 +264,7 @@ def test_bert_tf_predict_reads_a_mediapipe_classifier_export_too():
     ("classifier", True, True, "cannot feed text pairs"),
 ])
 def test_what_mediapipe_cannot_tokenize_for_is_refused(kind, lower_case, text_pair, message):
-    from bert_tf.serving.mediapipe_metadata import check_mediapipe
+    from bert_tf.serving.portable.mediapipe_metadata import check_mediapipe
     with pytest.raises(ValueError, match=message):
         check_mediapipe(kind, lower_case, text_pair)
 

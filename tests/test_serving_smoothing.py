@@ -1,4 +1,4 @@
-"""Activation smoothing of int8 exports (bert_tf.serving.smoothing, calibration): the float
+"""Activation smoothing of int8 exports (bert_tf.serving.portable.smoothing, calibration): the float
 function unchanged, outliers moved into the weights, and a LiteRT int8 export closer to fp32,
 on a tiny random model with a planted outlier channel and real MRPC sentences."""
 
@@ -43,7 +43,7 @@ def _classifier_with_outlier():
 
 
 def _features(count=12):
-    from bert_tf.serving import calibration
+    from bert_tf.serving.portable import calibration
     texts = [a for a, _ in zip(*support.mrpc_pairs(count))]
     return calibration.features(texts, support.vocab_file(), True, support.SEQ)
 
@@ -57,7 +57,7 @@ def _float_copy(model, **options):
 @pytest.mark.parametrize("options", [dict(flat_tokens=True, pooled_only=True),
                                      dict(flat_tokens=False)])
 def test_smoothing_leaves_the_float_encoders_outputs_as_they_were(options):
-    from bert_tf.serving import smoothing
+    from bert_tf.serving.portable import smoothing
     model = _classifier_with_outlier()
     plain, smoothed = _float_copy(model, **options), _float_copy(model, **options)
     smoothing.smooth(smoothed.encoder, _features(), 0.5)
@@ -76,7 +76,7 @@ def test_smoothing_leaves_the_float_encoders_outputs_as_they_were(options):
 
 @pytest.mark.slow            # three eager passes over the calibration text: about 2 s
 def test_smoothing_moves_the_outlier_channel_into_the_weights():
-    from bert_tf.serving import smoothing
+    from bert_tf.serving.portable import smoothing
     model = _float_copy(_classifier_with_outlier())
     features = _features()
     before = smoothing.input_ranges(model.encoder, features)
@@ -116,7 +116,7 @@ def test_a_smoothed_litert_int8_export_is_closer_to_fp32_than_an_unsmoothed_one(
 
 
 def test_calibration_features_hold_real_tokens_only_one_length_per_batch():
-    from bert_tf.serving import calibration
+    from bert_tf.serving.portable import calibration
     batches = calibration.features(["a b c", "one two three", "a much longer sentence here"],
                                    support.vocab_file(), True, 6)
     assert [b["input_ids"].shape for b in batches] == [(2, 5), (1, 6)]
@@ -126,7 +126,7 @@ def test_calibration_features_hold_real_tokens_only_one_length_per_batch():
 
 
 def test_a_calibration_file_without_text_is_refused_by_name(tmp_path):
-    from bert_tf.serving import calibration
+    from bert_tf.serving.portable import calibration
     path = tmp_path / "calib.txt"
     path.write_text("\n  \n")
     with pytest.raises(ValueError, match=f"--calibration_file {path}: no text in it"):

@@ -12,7 +12,7 @@ from bert_tf.model.recompute import activation_then_dense
 class TransformerBlock(keras.layers.Layer):
     """One encoder layer; sub-layer names follow google-research's variable scopes.
 
-    input_scale, attention_scale: None, or (on an int8 export copy, bert_tf.serving.smoothing)
+    input_scale, attention_scale: None, or (on an int8 export copy, bert_tf.serving.portable.smoothing)
     the factors [H] by which the block's input and its attention LayerNorm's output come
     divided; the residual paths multiply them back."""
 
@@ -60,14 +60,14 @@ class TransformerBlock(keras.layers.Layer):
         self.output_layer_norm.build(hidden_shape)
         self.built = True
 
-    def call(self, x, bias, training=None, packing=None, first_only=False):
-        """x [B, S, H], or the real tokens [T, H] of a TokenPacking `packing` (inference).
+    def call(self, x, bias, training=None, layout=None, first_only=False):
+        """x [B, S, H], or the real tokens [T, H] of a RealTokens `layout` (inference).
         first_only (inference): the output at position 0 alone, [B, 1, H], every position
         still attended to: all that a pooled output reads of the last block."""
         if first_only:
-            return self._first_position(x, bias, packing)
+            return self._first_position(x, bias, layout)
         attn = self.attention_output(self.attention(x, bias, training=training,
-                                                    packing=packing))
+                                                    layout=layout))
         x = self.attention_layer_norm(_restored(x, self.input_scale)
                                       + self.dropout(attn, training=training))
         h = self.intermediate(x)                                   # [B, S, I] pre-activation
@@ -81,9 +81,9 @@ class TransformerBlock(keras.layers.Layer):
         return self.output_layer_norm(_restored(x, self.attention_scale)
                                       + self.dropout(ffn, training=training))
 
-    def _first_position(self, x, bias, packing):
-        first = (x if packing is None else packing.unpack(x))[:, 0]              # [B, H]
-        attn = self.attention(x, bias, packing=packing, first_query_only=True)  # [B, H]
+    def _first_position(self, x, bias, layout):
+        first = (x if layout is None else layout.to_padded(x))[:, 0]              # [B, H]
+        attn = self.attention(x, bias, layout=layout, first_query_only=True)  # [B, H]
         x = self.attention_layer_norm(_restored(first, self.input_scale)
                                       + self.attention_output(attn))
         ffn = self.output_dense(self.intermediate_activation(self.intermediate(x)))

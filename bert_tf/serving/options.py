@@ -75,9 +75,9 @@ class ExportSettings:
         bert_tf.tokenization.serving_ops); False exports core-TensorFlow-only signatures.
       int8_smoothing: LiteRT and MediaPipe int8: the SmoothQuant alpha with which
         activation outliers move into the weights before quantization
-        (bert_tf.serving.smoothing); 0 quantizes the weights as they are.
+        (bert_tf.serving.portable.smoothing); 0 quantizes the weights as they are.
       calibration_file: the text (one per line, the first 256 used) whose activations set that
-        smoothing (default: bert_tf.serving.calibration's docstring sentences).
+        smoothing (default: bert_tf.serving.portable.calibration's docstring sentences).
     """
 
     format: str = "saved_model"

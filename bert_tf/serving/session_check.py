@@ -137,9 +137,10 @@ def serve(export_dir: str, requests=(), binary: str | None = None, timeout: floa
                               capture_output=True, text=True, timeout=timeout,
                               env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
         if done.returncode:
-            said = [line for line in done.stderr.splitlines() if line.startswith("session_server:")]
-            raise RuntimeError(f"{export_dir}: " + (said[-1] if said else
-                                                    f"exit {done.returncode}: {done.stderr[-2000:]}"))
+            said = [line for line in done.stderr.splitlines()
+                    if line.startswith("session_server:")]
+            raise RuntimeError(f"{export_dir}: " + (
+                said[-1] if said else f"exit {done.returncode}: {done.stderr[-2000:]}"))
         warmup = [int(line.split()[1]) for line in done.stdout.splitlines()
                   if line.startswith("warmup ")]
         return Served(warmup=warmup[0], answers=_read_answers(paths[1]) if requests else [])

@@ -3,7 +3,7 @@
 
 all-MiniLM-L6-v2's embedding export (--task=embedding, seq 128) as LiteRT fp32, and as int8
 without smoothing (--int8_smoothing=0), with the default smoothing (alpha 0.5, calibrated on
-bert_tf.serving.calibration's docstring sentences) and with smoothing calibrated on 256 STS-B
+bert_tf.serving.portable.calibration's docstring sentences) and with smoothing calibrated on 256 STS-B
 training sentences (--calibration_file). Cosine to the fp32 export's embeddings on the first
 1,000 STS-B dev sentences of quality/embedding_parity.py (never calibrated on), same token ids.
 

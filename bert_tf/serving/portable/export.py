@@ -1,8 +1,8 @@
-"""LiteRT (.tflite) and ONNX exports: export()'s serve_features computation written by Keras 3's
-Model.export for the runtimes built for single requests and small devices (ai-edge-litert and
-MediaPipe Tasks, onnxruntime). A mediapipe export is a LiteRT one with one output (a
-classifier's probabilities, or the embedding) and the metadata MediaPipe Tasks reads
-(bert_tf.serving.mediapipe_metadata).
+"""The portable export itself: export()'s serve_features computation written by Keras 3's
+Model.export as a LiteRT (.tflite) or ONNX file, for the runtimes built for single requests and
+small devices (ai-edge-litert and MediaPipe Tasks, onnxruntime). A mediapipe export is a
+LiteRT one with one output (a classifier's probabilities, or the embedding) and the metadata
+MediaPipe Tasks reads (bert_tf.serving.portable.mediapipe_metadata).
 
 Token ids in: int32 input_ids, input_mask and segment_ids [batch, length], any batch and any
 length up to the recorded seq_length (a request padded to its longest row costs what it
@@ -27,7 +27,7 @@ import tensorflow as tf
 
 from bert_tf import fileio, names
 from bert_tf.model.precision import with_dtype_policy
-from bert_tf.serving import mediapipe_metadata
+from bert_tf.serving.portable import mediapipe_metadata
 from bert_tf.serving.heads import make_head
 from bert_tf.serving.options import FORMAT_PRECISIONS
 
@@ -132,9 +132,9 @@ def _info(head, features, contract, settings, smoothed):
 
 
 def _smooth(model, settings, vocab_file, do_lower_case, seq_length):
-    """Activation smoothing of the export copy's encoder (bert_tf.serving.smoothing), from
+    """Activation smoothing of the export copy's encoder (bert_tf.serving.portable.smoothing), from
     settings.calibration_file's text, else the default calibration text."""
-    from bert_tf.serving import calibration, smoothing
+    from bert_tf.serving.portable import calibration, smoothing
     texts = (calibration.read_texts(settings.calibration_file) if settings.calibration_file
              else calibration.default_texts())
     encoder = getattr(model, "encoder", model)
@@ -158,7 +158,7 @@ def _write_litert(features, path, signature, precision):
 
 def _write_onnx(features, path, signature, precision):
     _require("onnx", ("tf2onnx", "onnx") + (("onnxruntime",) if precision == "int8" else ()))
-    from bert_tf.serving import onnx_ops
+    from bert_tf.serving.portable import onnx_ops
     onnx_ops.register()
     with tempfile.TemporaryDirectory(prefix="bert_tf-onnx-") as work:
         fp32 = os.path.join(work, "fp32.onnx")

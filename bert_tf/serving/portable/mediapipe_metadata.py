@@ -30,7 +30,7 @@ def check_mediapipe(kind, do_lower_case, text_pair):
 def write_metadata(path, kind, vocab_file, labels, info):
     """Writes the metadata into the .tflite at `path` (in place); `info` (export_info) rides
     along as custom metadata named bert_tf_export_info."""
-    from bert_tf.serving import mediapipe_version
+    from bert_tf.serving.portable import mediapipe_version
     mediapipe_version.install()
     try:
         from ai_edge_litert.interpreter import Interpreter

@@ -1,6 +1,6 @@
-"""Calibration text for int8 exports (bert_tf.serving.smoothing): a file of the user's text, one
-text per line, or by default sentences of the installed Python standard library's docstrings
-(English prose on any machine, nothing downloaded), as token-id features."""
+"""Calibration text for int8 exports (bert_tf.serving.portable.smoothing): a file of the user's
+text, one text per line, or by default sentences of the installed Python standard library's
+docstrings (English prose on any machine, nothing downloaded), as token-id features."""
 
 import collections
 import os
