@@ -1,4 +1,4 @@
-"""Padding-free inference (BertEncoder(skip_padding=True), bert_tf.model.packing): the blocks'
+"""Padding-free inference (BertEncoder(skip_padding=True), bert_tf.model.token_layout): the blocks'
 per-token layers run on the real tokens only, and the outputs at real tokens are those of the
 padded computation. FlatTokens (flat_tokens=True, the LiteRT layout) runs them on every
 position as rows, with every output unchanged."""
@@ -10,7 +10,7 @@ import tensorflow as tf
 from bert_tf.config import BertConfig
 from bert_tf.model.encoder import BertEncoder
 from bert_tf.model.int8 import int8_model
-from bert_tf.model.packing import FlatTokens, TokenPacking
+from bert_tf.model.token_layout import FlatTokens, RealTokens
 from bert_tf.model.precision import with_dtype_policy
 
 CONFIG = BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
@@ -31,11 +31,11 @@ def _padded_and_packed():
 
 
 def test_packing_moves_the_real_tokens_and_back():
-    packing = TokenPacking(tf.constant(MASK))
+    layout = RealTokens(tf.constant(MASK))
     x = tf.constant(np.arange(18, dtype=np.float32).reshape(3, 6, 1))
-    packed = packing.pack(x)
+    packed = layout.to_rows(x)
     assert packed.numpy().ravel().tolist() == [0, 1, 2, 3, 4, 5, 6, 7, 8, 12]
-    np.testing.assert_array_equal(packing.unpack(packed).numpy(), x.numpy() * MASK[..., None])
+    np.testing.assert_array_equal(layout.to_padded(packed).numpy(), x.numpy() * MASK[..., None])
 
 
 def test_skipping_padding_keeps_every_output_at_real_tokens():
@@ -74,10 +74,10 @@ def test_skip_padding_survives_the_config_round_trip():
 
 def test_a_batch_without_padding_packs_to_the_same_tokens():
     mask = tf.ones((2, 3), tf.int32)
-    packing = TokenPacking(mask)
+    layout = RealTokens(mask)
     x = tf.reshape(tf.range(6, dtype=tf.float32), (2, 3, 1))
-    assert packing.pack(x).numpy().ravel().tolist() == [0, 1, 2, 3, 4, 5]
-    np.testing.assert_array_equal(packing.unpack(packing.pack(x)).numpy(), x.numpy())
+    assert layout.to_rows(x).numpy().ravel().tolist() == [0, 1, 2, 3, 4, 5]
+    np.testing.assert_array_equal(layout.to_padded(layout.to_rows(x)).numpy(), x.numpy())
 
 
 def test_flat_tokens_keep_every_output_padding_included():
@@ -94,8 +94,8 @@ def test_flat_tokens_keep_every_output_padding_included():
 def test_flat_tokens_are_rows_of_every_position():
     flat = FlatTokens(tf.constant(MASK))
     x = tf.constant(np.arange(18, dtype=np.float32).reshape(3, 6, 1))
-    assert flat.pack(x).shape == (18, 1)
-    np.testing.assert_array_equal(flat.unpack(flat.pack(x)).numpy(), x.numpy())
+    assert flat.to_rows(x).shape == (18, 1)
+    np.testing.assert_array_equal(flat.to_padded(flat.to_rows(x)).numpy(), x.numpy())
 
 
 def test_pooled_only_gives_the_same_pooled_output_from_the_first_position_alone():

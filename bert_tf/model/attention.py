@@ -17,12 +17,12 @@ def attention_bias(input_mask, dtype):
     return (1.0 - ops.expand_dims(ops.expand_dims(mask, 1), 1)) * -10000.0
 
 
-def _batch_and_length(x, packing, length_axis=1):
-    """B and S of x ([B, S, ...], or [B, N, S, D] with length_axis 2): the packing's padded
+def _batch_and_length(x, layout, length_axis=1):
+    """B and S of x ([B, S, ...], or [B, N, S, D] with length_axis 2): the layout's padded
     shape when there is one, computed once for every layer (LiteRT's converter would otherwise
     repeat the shape arithmetic around every reshape)."""
-    if packing is not None:
-        return packing.padded_shape[0], packing.padded_shape[1]
+    if layout is not None:
+        return layout.padded_shape[0], layout.padded_shape[1]
     shape = ops.shape(x)
     return shape[0], shape[length_axis]
 
@@ -58,26 +58,26 @@ class SelfAttention(keras.layers.Layer):
             layer.build(input_shape)
         self.built = True
 
-    def split_heads(self, x, packing):
+    def split_heads(self, x, layout):
         """[B, S, N * D] (or [T, N * D] packed) -> [B, N, S, D]."""
-        x = x if packing is None else packing.unpack(x)
-        batch, _ = _batch_and_length(x, packing)
+        x = x if layout is None else layout.to_padded(x)
+        batch, _ = _batch_and_length(x, layout)
         # -1, not S: tf2onnx folds an explicit S wrongly once q, k and v differ.
         x = ops.reshape(x, (batch, -1, self.num_heads, self.head_size))
         return ops.transpose(x, (0, 2, 1, 3))
 
-    def heads(self, x, packing):
+    def heads(self, x, layout):
         """The query (scaled by 1 / sqrt(head_size)), key and value heads [B, N, S, D] of x."""
         scale = 1.0 / math.sqrt(self.head_size)
-        return (self.split_heads(self.query(x) * ops.cast(scale, x.dtype), packing),
-                self.split_heads(self.key(x), packing), self.split_heads(self.value(x), packing))
+        return (self.split_heads(self.query(x) * ops.cast(scale, x.dtype), layout),
+                self.split_heads(self.key(x), layout), self.split_heads(self.value(x), layout))
 
-    def call(self, x, bias, training=None, packing=None, first_query_only=False):
-        """x [B, S, H], or [T, H] with `packing` (a TokenPacking of the real tokens): then the
+    def call(self, x, bias, training=None, layout=None, first_query_only=False):
+        """x [B, S, H], or [T, H] with `layout` (a RealTokens of the real tokens): then the
         projections run on the T tokens and only the attention itself on the padded layout.
         first_query_only (inference): the context of position 0 alone, [B, H]."""
-        q, k, v = self.heads(x, packing)                                         # [B, N, S, D]
-        batch, seq = _batch_and_length(q, packing, length_axis=2)
+        q, k, v = self.heads(x, layout)                                         # [B, N, S, D]
+        batch, seq = _batch_and_length(q, layout, length_axis=2)
         if first_query_only:
             probs = attention_probs(q[:, :, :1], k, bias, softmax_dtype=self.softmax_dtype)
             return ops.reshape(ops.matmul(probs, v), (batch, self.hidden_size))  # [B, N*1*D]
@@ -89,7 +89,7 @@ class SelfAttention(keras.layers.Layer):
             context = ops.matmul(probs, v)                                       # [B, N, S, D]
         context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)),
                               (batch, seq, self.hidden_size))
-        return packing.pack(context) if packing is not None else context
+        return layout.to_rows(context) if layout is not None else context
 
     def compute_output_shape(self, input_shape):
         return input_shape

@@ -9,7 +9,7 @@ from bert_tf.config import BertConfig
 from bert_tf.model.attention import attention_bias
 from bert_tf.model.embeddings import BertEmbeddings
 from bert_tf.model.initializers import truncated_normal
-from bert_tf.model.packing import FlatTokens, TokenPacking
+from bert_tf.model.token_layout import FlatTokens, RealTokens
 from bert_tf.model.transformer import TransformerBlock
 
 
@@ -56,10 +56,10 @@ class BertEncoder(keras.Model):
     Args:
       config: the model's sizes (a BertConfig, or its dict as get_config stores it).
       skip_padding: at inference with an `input_mask`, run the blocks' per-token layers on the
-        real tokens only (bert_tf.model.packing): faster on batches of mixed lengths, the same
+        real tokens only (bert_tf.model.token_layout): faster on batches of mixed lengths, the same
         outputs at real tokens and zeros at padding. For serving graphs; not under XLA.
       flat_tokens: at inference with an `input_mask`, run the blocks' per-token layers on
-        [B*S, H] rows (bert_tf.model.packing.FlatTokens): the same outputs, in the form
+        [B*S, H] rows (bert_tf.model.token_layout.FlatTokens): the same outputs, in the form
         LiteRT's converter lowers best (bert_tf.serving.portable). Ignored with skip_padding.
       pooled_only: at inference, the last block computes position 0 ([CLS]) alone, attending
         to every position: the same pooled_output for about 1/L less work, with
@@ -114,12 +114,12 @@ class BertEncoder(keras.Model):
             raise ValueError(f"sequence length {seq_len} exceeds max_position_embeddings "
                              f"({self.config.max_position_embeddings})")
         input_mask = inputs.get("input_mask")
-        packing = None
+        layout = None
         if not training and input_mask is not None:
             if self.skip_padding:
-                packing = TokenPacking(input_mask)
+                layout = RealTokens(input_mask)
             elif self.flat_tokens:
-                packing = FlatTokens(input_mask)
+                layout = FlatTokens(input_mask)
         if input_mask is None:
             input_mask = ops.ones_like(input_ids)
         segment_ids = inputs.get("segment_ids")
@@ -127,12 +127,12 @@ class BertEncoder(keras.Model):
             segment_ids = ops.zeros_like(input_ids)
         embedding_output = self.embeddings(input_ids, segment_ids, training=training)
         bias = attention_bias(input_mask, embedding_output.dtype)
-        x = embedding_output if packing is None else packing.pack(embedding_output)
+        x = embedding_output if layout is None else layout.to_rows(embedding_output)
         encoder_outputs = []
         last = len(self.blocks) - 1 if self.pooled_only and not training else None
         for i, block in enumerate(self.blocks):
-            x = block(x, bias, training=training, packing=packing, first_only=i == last)
-            encoder_outputs.append(x if packing is None or i == last else packing.unpack(x))
+            x = block(x, bias, training=training, layout=layout, first_only=i == last)
+            encoder_outputs.append(x if layout is None or i == last else layout.to_padded(x))
         x = encoder_outputs[-1]
         return {
             "sequence_output": x,

@@ -407,10 +407,10 @@ class Int8SelfAttention(SelfAttention):
         layer.built = True
         return layer
 
-    def heads(self, x, packing):
+    def heads(self, x, layout):
         qkv = self.query_key_value(x)
         qkv = qkv if self.attention_dtype is None else ops.cast(qkv, self.attention_dtype)
-        qkv = qkv if packing is None else packing.unpack(qkv)                    # [B, S, 3H]
+        qkv = qkv if layout is None else layout.to_padded(qkv)                    # [B, S, 3H]
         batch, seq = ops.shape(qkv)[0], ops.shape(qkv)[1]
         qkv = ops.reshape(qkv, (batch, seq, 3, self.num_heads, self.head_size))
         return ops.unstack(ops.transpose(qkv, (2, 0, 3, 1, 4)), 3)             # [B, N, S, D]

@@ -13,7 +13,7 @@ LiteRT exports (bert_tf.serving.portable).
 import tensorflow as tf
 
 
-class TokenPacking:
+class RealTokens:
     """The real-token positions of a [B, S] 0/1 mask, to move tensors between [B, S, ...]
     (padded) and [T, ...] (packed). TensorFlow graphs only: T is data-dependent, so XLA cannot
     compile it."""
@@ -28,7 +28,7 @@ class TokenPacking:
         # A batch without padding (every batch of one) packs by a reshape: no gather.
         self.no_padding = tf.reduce_all(real)
 
-    def pack(self, x):
+    def to_rows(self, x):
         """[B, S, ...] -> [T, ...]."""
         flat = tf.reshape(x, tf.concat([[-1], tf.shape(x, out_type=tf.int64)[2:]], axis=0))
         packed = tf.cond(self.no_padding, lambda: flat,
@@ -36,7 +36,7 @@ class TokenPacking:
         packed.set_shape([None] + x.shape[2:])
         return packed
 
-    def unpack(self, x):
+    def to_padded(self, x):
         """[T, ...] -> [B, S, ...], zeros at padding."""
         trailing = tf.shape(x, out_type=tf.int64)[1:]
 
@@ -59,11 +59,11 @@ class FlatTokens:
     def __init__(self, input_mask):
         self.padded_shape = tf.shape(input_mask)                           # [B, S]
 
-    def pack(self, x):
+    def to_rows(self, x):
         """[B, S, ...] -> [B*S, ...]."""
         return tf.reshape(x, [-1] + list(x.shape[2:]))
 
-    def unpack(self, x):
+    def to_padded(self, x):
         """[B*S, ...] -> [B, S, ...]."""
         padded = tf.reshape(x, tf.concat([self.padded_shape, list(x.shape[1:])], axis=0))
         padded.set_shape([None, None] + list(x.shape[1:]))
