@@ -64,13 +64,8 @@ DEFECTS = {
 }
 
 
-TIER_TIME_FAILURE = "in the fast tier (thresholds"   # tiers.py: a test outgrew the fast tier
-
-
 def failing_tests(pytest_args):
-    """(node ids of failed or erroring tests, node ids that failed only for their time, number
-    run, seconds) of one fast-tier run. A test that fails only because it ran slower than the
-    fast tier allows (a busy machine) has not caught the defect, so it is listed apart."""
+    """(node ids of failed or erroring tests, number run, seconds) of one fast-tier run."""
     with tempfile.TemporaryDirectory() as tmp:
         report = os.path.join(tmp, "report.xml")
         start = time.time()
@@ -78,16 +73,13 @@ def failing_tests(pytest_args):
                         f"--junitxml={report}", *pytest_args], cwd=REPO,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         seconds = time.time() - start
-        failed, slow, count = [], [], 0
+        failed, count = [], 0
         for case in ET.parse(report).getroot().iter("testcase"):
             count += 1
-            problems = [p for p in (case.find("failure"), case.find("error")) if p is not None]
-            if problems:
-                node = case.get("classname").replace(".", "/") + ".py::" + case.get("name")
-                text = " ".join((p.get("message") or "") + (p.text or "") for p in problems)
-                only_time = TIER_TIME_FAILURE in text and case.find("failure") is None
-                (slow if only_time else failed).append(node)
-        return failed, slow, count, seconds
+            if case.find("failure") is not None or case.find("error") is not None:
+                failed.append(case.get("classname").replace(".", "/") + ".py::"
+                              + case.get("name"))
+        return failed, count, seconds
 
 
 def plant(name, pytest_args):
@@ -99,11 +91,11 @@ def plant(name, pytest_args):
                          f"times, not once; update DEFECTS")
     try:
         path.write_text(source.replace(original, planted), encoding="utf-8")
-        failed, slow, count, seconds = failing_tests(pytest_args)
+        failed, count, seconds = failing_tests(pytest_args)
     finally:
         path.write_text(source, encoding="utf-8")
     return {"defect": name, "file": rel, "original": original, "planted": planted,
-            "failed": failed, "failed_only_for_time": slow, "fast_tests_run": count, "seconds": round(seconds, 1)}
+            "failed": failed, "fast_tests_run": count, "seconds": round(seconds, 1)}
 
 
 def main():

@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -58,9 +57,10 @@ def test_a_killed_process_reports_the_signal_and_a_pipe_streams_lines(fork_serve
     proc = processes.popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
                            bufsize=1)
     assert proc.stdout.readline() == "ready\n"
-    started = time.time()
     proc.send_signal(signal.SIGKILL)
-    assert proc.wait(timeout=30) == -signal.SIGKILL and time.time() - started < 30
+    # The signal, not the end of its 60 s sleep, ended it: the return code says so whatever the
+    # machine's speed (the timeout only bounds a hang).
+    assert proc.wait(timeout=120) == -signal.SIGKILL
     proc.stdout.close()
 
 

@@ -1,5 +1,6 @@
 """run_pretraining: learning, resume after SIGKILL, distribution, accumulation, precision."""
 
+import contextlib
 import glob
 import json
 import os
@@ -136,29 +137,62 @@ def test_resume_after_sigkill_matches_uninterrupted_run(small_corpus, tmp_path):
     assert [la[s] for s in sorted(la)] == [lb[s] for s in sorted(la)]
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _free_ports(count):
+    """`count` distinct free ports: all bound at once (so distinct), then released for the
+    workers to bind."""
+    with contextlib.ExitStack() as stack:
+        sockets = [stack.enter_context(socket.socket()) for _ in range(count)]
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+
+
+PORT_TAKEN = "Could not start gRPC server"    # a worker lost its port to another process
 
 
 def test_two_multi_worker_processes_end_with_identical_weights(tmp_path):
-    workers = [f"127.0.0.1:{_free_port()}", f"127.0.0.1:{_free_port()}"]
+    """Two worker processes train with MultiWorkerMirroredStrategy. A port released for a
+    worker can be taken by another process before the worker binds it (TensorFlow's gRPC
+    server does not share ports): then the run is started again on other ports."""
+    for attempt in range(3):
+        outputs = _run_two_workers(tmp_path / str(attempt), [
+            f"127.0.0.1:{port}" for port in _free_ports(2)])
+        if not any(code and PORT_TAKEN in out for code, out in outputs):
+            break
+    for code, out in outputs:
+        assert code == 0, out[-3000:]
+    folder = tmp_path / str(attempt)
+    w0, w1 = np.load(folder / "w0.npz"), np.load(folder / "w1.npz")
+    assert int(w0["replicas"]) == 2
+    for key in w0.files:
+        np.testing.assert_array_equal(w0[key], w1[key], err_msg=key)
+
+
+def _run_two_workers(folder, workers):
+    """[(return code, output)] of the two workers of `workers` (host:port), each writing its
+    weights to folder/w<index>.npz."""
+    folder.mkdir()
     script = str(REPO / "tests" / "support" / "multiworker_job.py")
     procs = []
     for index in range(2):
         config = json.dumps({"cluster": {"worker": workers},
                              "task": {"type": "worker", "index": index}})
-        procs.append(processes.popen([sys.executable, script, config,
-                                      str(tmp_path / f"w{index}.npz")], env=ENV,
-                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
+        with open(folder / f"w{index}.log", "wb") as log:     # a file: a pipe left unread
+            procs.append(processes.popen([sys.executable, script, config,   # could fill up
+                                          str(folder / f"w{index}.npz")], env=ENV,
+                                         stdout=log, stderr=subprocess.STDOUT))
+    deadline = time.time() + 600
+    while time.time() < deadline and any(proc.poll() is None for proc in procs):
+        if any(proc.poll() not in (None, 0) for proc in procs):
+            break                               # a worker failed: its peer would wait forever
+        time.sleep(0.2)
     for proc in procs:
-        out, _ = proc.communicate(timeout=600)
-        assert proc.returncode == 0, out.decode()[-3000:]
-    w0, w1 = np.load(tmp_path / "w0.npz"), np.load(tmp_path / "w1.npz")
-    assert int(w0["replicas"]) == 2
-    for key in w0.files:
-        np.testing.assert_array_equal(w0[key], w1[key], err_msg=key)
+        if proc.poll() is None:
+            proc.kill()
+    for proc in procs:
+        proc.wait()
+    return [(proc.returncode, (folder / f"w{index}.log").read_text(errors="replace"))
+            for index, proc in enumerate(procs)]
 
 
 def test_mirrored_strategy_on_two_cpu_devices(small_corpus, tmp_path):
