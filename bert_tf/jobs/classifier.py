@@ -19,6 +19,7 @@ import os
 
 import numpy as np
 
+from bert_tf import contract as _contract
 from bert_tf.jobs.checks import check_vocab_size
 from bert_tf.jobs.distillation import DistillationOptions
 from bert_tf.jobs.results import record_eval, save_label_list
@@ -66,7 +67,8 @@ class ClassifierOptions(FinetuneOptions, DistillationOptions, ClassWeightOptions
         "binary cross-entropy loss, micro/macro F1 (see bert_tf/jobs/multilabel.py).")
     label_separator: str = option(",", "--multi_label: the separator between labels in a cell.")
     multi_label_threshold: float = option(
-        0.5, "--multi_label: a label is predicted when its probability is >= this (the "
+        _contract.MULTI_LABEL_THRESHOLD, "--multi_label: a label is predicted when its "
+        "probability is >= this (the "
         "tie-break for --tune_threshold).")
     tune_threshold: bool = option(
         True, "--multi_label: after each evaluation, choose the global threshold (0.05..0.95) "

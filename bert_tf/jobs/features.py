@@ -31,7 +31,7 @@ import zipfile
 
 import numpy as np
 
-from bert_tf import fileio
+from bert_tf import contract as _contract, fileio
 from bert_tf.data.pretraining.options import PretrainingDataOptions
 from bert_tf.jobs.checks import load_tokenizer
 from bert_tf.jobs.options import ModelOptions, RuntimeOptions
@@ -58,7 +58,8 @@ class FeatureOptions(ModelOptions, RuntimeOptions):
         "numbered version in this folder (pooled_output and sequence_output; text_a and text_b "
         "when the input has `a ||| b` lines).")
     max_seq_length: int = option(
-        128, "The maximum total input sequence length after WordPiece tokenization; longer "
+        _contract.MAX_SEQ_LENGTH, "The maximum total input sequence length after WordPiece "
+        "tokenization; longer "
         "sequences are truncated.")
     input_file: str = option(None, "One example per line: `text_a` or `text_a ||| text_b`.",
                              required=True)

@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from bert_tf import fileio
+from bert_tf import contract as _contract, fileio
 from bert_tf.jobs.checks import load_tokenizer
 from bert_tf.jobs.results import save_label_list
 from bert_tf.training.setup import arrays_dataset_fn
@@ -45,8 +45,8 @@ DEFAULT_METRIC = "f1"            # conlleval's overall entity F1 (NerScores.as_d
 @dataclasses.dataclass(kw_only=True)
 class NerOptions(FileFinetuneOptions, ClassWeightOptions, TeacherOptions, TransferSetOptions):
     max_seq_length: int = option(
-        128, "WordPieces per window including [CLS] and [SEP]; longer inputs are split into "
-        "overlapping windows.")
+        _contract.MAX_SEQ_LENGTH, "WordPieces per window including [CLS] and [SEP]; longer "
+        "inputs are split into overlapping windows.")
     train_file: str = option(None, "CoNLL file to train on (word first, tag last).")
     eval_file: str = option(None, "Tagged CoNLL file to evaluate on (--do_eval).")
     predict_file: str = option(

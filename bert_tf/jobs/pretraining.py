@@ -8,6 +8,7 @@ weights with the lowest held-out masked-LM loss (or --keep_best_metric) in outpu
 import dataclasses
 import logging
 
+from bert_tf import contract as _contract
 from bert_tf.jobs.checks import check_seq_length, check_vocab_file
 from bert_tf.jobs.options import start, TrainingOptions
 from bert_tf.jobs.results import export_model, record_eval
@@ -34,7 +35,8 @@ class PretrainingOptions(TrainingOptions, EvaluationOptions):
         "export_savedmodel.py).")
     output_dir: str = option(None, "Where checkpoints, summaries and results go.",
                              required=True)
-    max_seq_length: int = option(128, "Sequence length the input files were written with.")
+    max_seq_length: int = option(_contract.MAX_SEQ_LENGTH,
+                                 "Sequence length the input files were written with.")
     iterations_per_loop: int = option(1000, "Steps per tf.function call (and per log line).")
     input_file: str = option(None, "Input TF example files (comma-separated globs).",
                              required=True)

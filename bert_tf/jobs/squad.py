@@ -24,7 +24,7 @@ import os
 import random
 import time
 
-from bert_tf import fileio
+from bert_tf import contract as _contract, fileio, kinds
 from bert_tf.data.pretraining.options import PretrainingDataOptions
 from bert_tf.jobs.checks import load_tokenizer
 from bert_tf.jobs.distillation import TEACHER_SETTINGS, TeacherOptions
@@ -50,7 +50,8 @@ class SquadOptions(FinetuneOptions, TeacherOptions):
         None, "Where checkpoints, features, predictions and results are written.",
         required=True)
     max_seq_length: int = option(
-        384, "Maximum total input length after WordPiece tokenization; longer documents are "
+        kinds.get("squad").max_seq_length, "Maximum total input length after WordPiece "
+        "tokenization; longer documents are "
         "split into windows, shorter ones padded.")
     do_predict: bool = option(False, "Whether to run prediction on --predict_file.")
     do_eval: bool = option(
@@ -60,12 +61,15 @@ class SquadOptions(FinetuneOptions, TeacherOptions):
     eval_batch_size: int = 8        # not a flag: --do_eval scores the predictions
     train_file: str = option(None, "SQuAD json for training, e.g. train-v1.1.json.")
     predict_file: str = option(None, "SQuAD json for predictions, e.g. dev-v1.1.json.")
-    doc_stride: int = option(128, "Distance between the starts of consecutive windows.")
+    doc_stride: int = option(_contract.DOC_STRIDE,
+                             "Distance between the starts of consecutive windows.")
     max_query_length: int = option(
-        64, "Maximum question length in tokens; longer questions are truncated.")
+        _contract.MAX_QUERY_LENGTH, "Maximum question length in tokens; longer questions are "
+        "truncated.")
     n_best_size: int = option(
         20, "Number of n-best predictions to keep per question in nbest_predictions.json.")
-    max_answer_length: int = option(30, "Maximum length of a predicted answer in WordPieces.")
+    max_answer_length: int = option(_contract.MAX_ANSWER_LENGTH,
+                                    "Maximum length of a predicted answer in WordPieces.")
     verbose_logging: bool = option(
         False, "Log more features and the cases where an answer could not be mapped back to "
         "the original text.")

@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from bert_tf import fileio
+from bert_tf import contract as _contract, fileio
 from bert_tf.jobs.checks import load_tokenizer
 from bert_tf.jobs.options import TrainingOptions
 from bert_tf.training.setup import arrays_dataset_fn
@@ -37,8 +37,8 @@ DEFAULT_METRIC = "eval_accuracy"
 @dataclasses.dataclass(kw_only=True)
 class SwagOptions(FileFinetuneOptions):
     max_seq_length: int = option(
-        128, "Maximum length of each (context, ending) pair after WordPiece tokenization; "
-        "longer pairs are truncated.")
+        _contract.MAX_SEQ_LENGTH, "Maximum length of each (context, ending) pair after "
+        "WordPiece tokenization; longer pairs are truncated.")
     train_batch_size: int = option(16, "Total batch size for training (examples).")
     learning_rate: float = option_like(TrainingOptions, "learning_rate", default=2e-5)
     train_file: str = option(None, "SWAG csv to train on (either layout, labelled).")

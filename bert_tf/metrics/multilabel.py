@@ -21,6 +21,7 @@ tune_threshold picks the global threshold with the highest micro F1 on a grid (d
 
 import numpy as np
 
+from bert_tf.contract import MULTI_LABEL_THRESHOLD
 from bert_tf.metrics.classification import metric_labels
 
 THRESHOLD_GRID = tuple(round(0.05 * i, 2) for i in range(1, 20))
@@ -64,7 +65,8 @@ def _ratio(numerator, denominator):
     return np.where(denominator > 0, numerator / np.maximum(denominator, 1), 0.0)
 
 
-def multi_label_metrics(probabilities, label_ids, label_names, threshold=0.5):
+def multi_label_metrics(probabilities, label_ids, label_names,
+                        threshold=MULTI_LABEL_THRESHOLD):
     """The metrics of the module docstring (plus `threshold`) for [N, K] probabilities and
     multi-hot gold labels [N, K]."""
     probabilities, gold = _check(probabilities, label_ids)
@@ -110,7 +112,8 @@ def micro_f1_by_threshold(probabilities, label_ids, grid=THRESHOLD_GRID):
     return scores
 
 
-def tune_threshold(probabilities, label_ids, grid=THRESHOLD_GRID, prefer=0.5):
+def tune_threshold(probabilities, label_ids, grid=THRESHOLD_GRID,
+                   prefer=MULTI_LABEL_THRESHOLD):
     """(threshold, {threshold: micro F1}): the grid threshold with the highest micro F1. Among
     equally good thresholds (a plateau, common on small or well-separated data) the one
     closest to `prefer` wins, then the lower one."""

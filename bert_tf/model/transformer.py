@@ -12,9 +12,9 @@ from bert_tf.model.recompute import activation_then_dense
 class TransformerBlock(keras.layers.Layer):
     """One encoder layer; sub-layer names follow google-research's variable scopes.
 
-    input_scale, attention_scale: None, or (on an int8 export copy, bert_tf.serving.portable.smoothing)
-    the factors [H] by which the block's input and its attention LayerNorm's output come
-    divided; the residual paths multiply them back."""
+    input_scale, attention_scale: None, or (on an int8 export copy,
+    bert_tf.serving.portable.smoothing) the factors [H] by which the block's input and its
+    attention LayerNorm's output come divided; the residual paths multiply them back."""
 
     input_scale = None
     attention_scale = None

@@ -14,6 +14,7 @@ assets.extra/export_info.json. Only core TensorFlow ops beyond the classifier's.
 
 import tensorflow as tf
 
+from bert_tf.contract import MULTI_LABEL_THRESHOLD
 from bert_tf.serving.heads import ClassifierHead, _check_labels
 
 
@@ -23,7 +24,7 @@ class MultiLabelHead(ClassifierHead):
     kind = "multi_label"
 
     def __init__(self, model, vocab_tokens, lower_case, seq_length, labels, text_pair=False,
-                 threshold=0.5, **windows):
+                 threshold=MULTI_LABEL_THRESHOLD, **windows):
         super().__init__(model, vocab_tokens, lower_case, seq_length, labels, text_pair,
                          **windows)
         threshold = float(threshold)

@@ -32,6 +32,7 @@ a lone window carries no max-context information.
 
 import tensorflow as tf
 
+from bert_tf.contract import DOC_STRIDE, MAX_ANSWER_LENGTH, MAX_QUERY_LENGTH
 from bert_tf.serving.span import best_span
 from bert_tf.serving.heads import ServingHead, _tokenizer, tokenize_together
 from bert_tf.tokenization import packing, vocab as _vocab
@@ -76,8 +77,9 @@ class SquadHead(ServingHead):
     kind = "squad"
     text_names = ("question", "context")
 
-    def __init__(self, model, vocab_tokens, lower_case, seq_length, max_query_length=64,
-                 max_answer_length=30, doc_stride=128):
+    def __init__(self, model, vocab_tokens, lower_case, seq_length,
+                 max_query_length=MAX_QUERY_LENGTH, max_answer_length=MAX_ANSWER_LENGTH,
+                 doc_stride=DOC_STRIDE):
         super().__init__(model, seq_length)
         if not 1 <= max_query_length <= seq_length - 4:
             raise ValueError(f"max_query_length={max_query_length} must be in [1, "

@@ -15,6 +15,7 @@ from typing import Sequence
 import keras
 import tensorflow as tf
 
+from bert_tf.contract import MAX_SEQ_LENGTH
 from bert_tf.tokenization import packing, vocab as _vocab, wordpiece
 from bert_tf.tokenization.graph_tokenizer import GraphWordpiece
 
@@ -203,7 +204,8 @@ class BertPreprocessor(keras.layers.Layer):
     """
 
     def __init__(self, vocabulary: str | os.PathLike | Sequence[str] | None = None,
-                 lower_case: bool = True, seq_length: int = 128, with_offsets: bool = False,
+                 lower_case: bool = True, seq_length: int = MAX_SEQ_LENGTH,
+                 with_offsets: bool = False,
                  max_chars_per_word: int = wordpiece.MAX_INPUT_CHARS_PER_WORD,
                  tokenizer: "BertTokenizerLayer | dict | None" = None,
                  doc_stride: int = 0, max_windows: int = 0, **kwargs) -> None:

@@ -4,6 +4,7 @@
 import dataclasses
 import os
 
+from bert_tf.contract import MAX_SEQ_LENGTH
 from bert_tf.options import option
 
 
@@ -19,7 +20,7 @@ class PretrainingDataOptions:
         "False for cased models.")
     do_whole_word_mask: bool = option(
         False, "Whether to use whole word masking rather than per-WordPiece masking.")
-    max_seq_length: int = option(128, "Maximum sequence length.")
+    max_seq_length: int = option(MAX_SEQ_LENGTH, "Maximum sequence length.")
     max_predictions_per_seq: int = option(
         20, "Maximum number of masked LM predictions per sequence.")
     random_seed: int = option(12345, "Random seed for data generation.")

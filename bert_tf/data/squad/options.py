@@ -2,6 +2,8 @@
 
 import tensorflow as tf
 
+from bert_tf.contract import MAX_ANSWER_LENGTH
+
 
 def validate_window_options(max_seq_length, max_query_length, doc_stride):
     """Window sizes that make feature creation terminate and fit [CLS] q [SEP] doc [SEP]."""
@@ -17,7 +19,7 @@ def validate_window_options(max_seq_length, max_query_length, doc_stride):
 
 def validate_squad_options(*, do_train, do_predict, train_file, predict_file, max_seq_length,
                            max_query_length, doc_stride, max_position_embeddings=None,
-                           n_best_size=20, max_answer_length=30, do_eval=False):
+                           n_best_size=20, max_answer_length=MAX_ANSWER_LENGTH, do_eval=False):
     """The runner's up-front checks: google-research's validate_flags_or_throw plus input files
     that must exist, window sizes, n-best settings and --do_eval needing predictions."""
     if not do_train and not do_predict:
