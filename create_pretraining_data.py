@@ -2,7 +2,8 @@
 
 Drop-in for google-research/bert's create_pretraining_data.py (same flags, input format and
 TFRecord schema), parallel and streaming: memory is bounded by --shard_size_mb per worker, and a
-rerun with the same arguments resumes or skips finished work. See bert_tf/data/pretraining/job.py.
+rerun with the same arguments resumes or skips finished work. See bert_tf/data/pretraining/job.py;
+with --beam_pipeline_options the same job runs as an Apache Beam pipeline (docs/scale.md).
 """
 
 from absl import flags, logging
@@ -16,11 +17,19 @@ define_flags(PretrainingDataOptions)
 
 
 def main(_):
-    from bert_tf.data.pretraining import create_pretraining_data
     files = PretrainingDataFiles(**flag_values(PretrainingDataFiles))
-    create_pretraining_data(files.input_file, files.output_file,
-                            PretrainingDataOptions(**flag_values(PretrainingDataOptions)),
-                            num_workers=files.num_workers)
+    options = PretrainingDataOptions(**flag_values(PretrainingDataOptions))
+    if files.beam_pipeline_options is None:
+        from bert_tf.data.pretraining import create_pretraining_data
+        create_pretraining_data(files.input_file, files.output_file, options,
+                                num_workers=files.num_workers)
+        return
+    if files.num_workers is not None:
+        raise ValueError("--num_workers is the pool's: with --beam_pipeline_options give the "
+                         "runner's workers there (e.g. direct_num_workers=2)")
+    from bert_tf.beam.pretraining_data import create_pretraining_data
+    create_pretraining_data(files.input_file, files.output_file, options,
+                            files.beam_pipeline_options)
 
 
 if __name__ == "__main__":

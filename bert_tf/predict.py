@@ -23,7 +23,8 @@ output_dir or best/ folder, a TF1 prefix, a HuggingFace folder) with bert_config
 vocab.txt beside it (or --bert_config_file, --vocab_file), whose task is read from its head
 (or --task), built in memory into the serving module an export would save; its input
 settings not given as flags come from the run_options.json a fine-tuning run writes beside its
-checkpoints. See docs/predict.md.
+checkpoints. See docs/predict.md. With --beam_pipeline_options (a SavedModel, --input_file and
+--output_file) the rows are predicted by an Apache Beam pipeline (docs/scale.md).
 """
 
 from absl import flags
@@ -47,6 +48,10 @@ def main(argv):
     common.setup_logging()
     opts = PredictOptions(checkpoint=CheckpointSettings(**flag_values(CheckpointSettings)),
                           **flag_values(PredictOptions))
+    if opts.beam_pipeline_options is not None:
+        from bert_tf.beam.prediction import predict_on_beam
+        predict_on_beam(opts)
+        return
     results = run(opts)
     if not FLAGS.output_file:
         print(json_lines(results), end="", flush=True)

@@ -54,6 +54,12 @@ class PredictOptions:
     output_file: str = option(      # None: returned only (the runner prints them)
         None, "Write the predictions here as JSON lines (atomically); default: stdout.")
     batch_size: int = option(32, "Rows per model call (NER: windows per call).")
+    beam_pipeline_options: str = option(
+        None, "Run as an Apache Beam pipeline (RunInference) with these comma-separated "
+        "key=value pipeline options, e.g. runner=FnApiRunner,direct_num_workers=2,"
+        "direct_running_mode=multi_processing: --input_file to --output_file, the same JSON "
+        "lines; rows the model cannot take go to <output_file>.refused.jsonl. A SavedModel "
+        "only; needs pip install 'bert_tf[beam]' (docs/scale.md).")
     doc_stride: int = option(
         None, "Distance in WordPieces between the starts of a long text's windows. NER: windows "
         "of whole words (default 64, as run_ner). SQuAD checkpoints: a long context's windows "
@@ -112,7 +118,7 @@ def load(opts, rows):
         raise InputError(f"--task={opts.task}, but the {what} {version} is a "
                          f"{predictor.kind} model")
     if opts.doc_stride is not None:
-        _check_saved_model_stride(predictor, version)
+        check_saved_model_stride(predictor, version)
     _log_threshold(predictor)
     return predictor
 
@@ -137,7 +143,7 @@ def _load_checkpoint(opts, rows):
     return predictor
 
 
-def _check_saved_model_stride(predictor, version):
+def check_saved_model_stride(predictor, version):
     """--doc_stride with a SavedModel: word windows (read here) only; the export fixed the
     others."""
     info, spec = predictor.info, kinds.get(predictor.kind)
@@ -197,6 +203,14 @@ def _log_threshold(predictor):
                     ">= it", predictor.info["threshold"])
 
 
+def output_object(row, result):
+    """The JSON object of a row: its "index" (and "id" when it has one), then the result."""
+    head = {"index": row.index}
+    if row.id is not None:
+        head["id"] = row.id
+    return dict(head, **result)
+
+
 def predict(opts, rows, predictor):
     """One dict per row, in row order (with "index", and "id" when the row has one)."""
     runner = kinds.get(predictor.kind).load("prediction")(predictor, opts)
@@ -209,10 +223,7 @@ def predict(opts, rows, predictor):
     for start in range(0, len(checked), opts.batch_size):
         batch = checked[start:start + opts.batch_size]
         for (row, _), result in zip(batch, runner.predict(batch)):
-            head = {"index": row.index}
-            if row.id is not None:
-                head["id"] = row.id
-            results.append(dict(head, **result))
+            results.append(output_object(row, result))
     logger.info("predicted %d row(s) in %.1f s with %s", len(rows),
                 time.perf_counter() - started, predictor.source)
     return results

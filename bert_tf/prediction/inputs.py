@@ -93,7 +93,8 @@ def rows_from_flags(texts=(), text_pairs=(), questions=(), contexts=(), choices=
     return rows
 
 
-def _format(path):
+def file_format(path):
+    """jsonl, csv or tsv: by the name, else by the first non-blank line."""
     name = str(path).lower()
     if name.endswith(_JSON_SUFFIXES):
         return "jsonl"
@@ -109,7 +110,7 @@ def _format(path):
     return "tsv"
 
 
-def _json_row(path, line, record, index):
+def json_row(path, line, record, index):
     row = Row(index=index, path=str(path), line=line)
     for key, value in record.items():
         field = ALIASES.get(key, key)
@@ -131,7 +132,7 @@ def _json_row(path, line, record, index):
     return row
 
 
-def _table_columns(path, line, header):
+def table_columns(path, line, header):
     """({column position: field}, positions of the choice_<i> columns in order, names of the
     columns that are not inputs) for a table's header row."""
     columns, choice_columns, ignored = {}, {}, []
@@ -158,6 +159,20 @@ def _table_columns(path, line, header):
     return columns, [choice_columns[i] for i in sorted(choice_columns)], ignored or None
 
 
+def table_row(path, line, record, index, width, layout):
+    """The Row of a table's record (a list of fields); width: the header's number of columns,
+    layout: table_columns() of the header."""
+    if len(record) != width:
+        raise DataFormatError(path, line, f"{len(record)} columns, the header has {width}")
+    columns, choice_columns, ignored = layout
+    row = Row(index=index, path=str(path), line=line, ignored=ignored)
+    for position, field in columns.items():
+        setattr(row, field, record[position])
+    if choice_columns:
+        row.choices = [record[p] for p in choice_columns]
+    return row
+
+
 def read_input_file(path):
     """The rows of `path` (local or URL), in file order; DataFormatError names the line of a
     malformed one."""
@@ -166,7 +181,7 @@ def read_input_file(path):
         raise FileNotFoundError(f"--input_file {path} does not exist")
     if fileio.isdir(path):
         raise InputError(f"--input_file {path} is a folder, not a file")
-    fmt = _format(path)
+    fmt = file_format(path)
     rows, header = [], None
     for line, record in iter_records(path, fmt):
         if record is None:
@@ -174,25 +189,18 @@ def read_input_file(path):
         if isinstance(record, ValueError):
             raise DataFormatError(path, line, str(record))
         if fmt == "jsonl":
-            rows.append(_json_row(path, line, record, len(rows)))
+            rows.append(json_row(path, line, record, len(rows)))
             continue
         if header is None:
             header = record
-            columns, choice_columns, ignored = _table_columns(path, line, header)
+            columns, choice_columns, ignored = table_columns(path, line, header)
             if not columns and not choice_columns:
                 raise DataFormatError(path, line, f"the header ({', '.join(header)}) names none "
                                                   f"of the fields text, text_pair, question, "
                                                   f"context, choice_0, ... (docs/predict.md)")
             continue
-        if len(record) != len(header):
-            raise DataFormatError(path, line, f"{len(record)} columns, the header has "
-                                              f"{len(header)}")
-        row = Row(index=len(rows), path=str(path), line=line, ignored=ignored)
-        for position, field in columns.items():
-            setattr(row, field, record[position])
-        if choice_columns:
-            row.choices = [record[p] for p in choice_columns]
-        rows.append(row)
+        rows.append(table_row(path, line, record, len(rows), len(header),
+                              (columns, choice_columns, ignored)))
     if not rows:
         raise InputError(f"--input_file {path}: no rows"
                          + (" (only a header)" if header is not None else ""))

@@ -55,18 +55,20 @@ def _csv(path):
         raise DataFormatError(path, start, f"CSV syntax error: {e}") from None
 
 
+def json_record(text):
+    """The object of a JSON line, or a ValueError saying why it is not one."""
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as e:
+        return ValueError(f"invalid JSON ({e.msg} at column {e.colno})")
+    if not isinstance(record, dict):
+        return ValueError(f"expected a JSON object, got {type(record).__name__}")
+    return record
+
+
 def _jsonl(path):
     for number, text in _lines(path):
-        if not text.strip():
-            yield number, None
-            continue
-        try:
-            record = json.loads(text)
-        except json.JSONDecodeError as e:
-            record = ValueError(f"invalid JSON ({e.msg} at column {e.colno})")
-        if not isinstance(record, (dict, ValueError)):
-            record = ValueError(f"expected a JSON object, got {type(record).__name__}")
-        yield number, record
+        yield number, (json_record(text) if text.strip() else None)
 
 
 def iter_records(path, fmt):

@@ -58,7 +58,8 @@ def _gfile():
     return tf.io.gfile
 
 
-def _open(path):
+def open_binary(path):
+    """A seekable binary reader of a local path or URL."""
     return _gfile().GFile(path, "rb") if _remote(path) else open(path, "rb")
 
 
@@ -122,12 +123,16 @@ def _next_boundary(f, offset, size):
     return size
 
 
-def plan_shards(files, shard_size):
-    """Shards of about `shard_size` bytes, in corpus order, cut at document boundaries."""
+def plan_shards(files, shard_size, open_file=None, size_of=None):
+    """Shards of about `shard_size` bytes, in corpus order, cut at document boundaries.
+
+    open_file(path) -> a seekable binary file and size_of(path) -> bytes read the files (default:
+    plain I/O, tf.io.gfile for URLs; the Beam job passes Beam's file systems)."""
+    open_file, size_of = open_file or open_binary, size_of or file_size
     shards, segments, filled = [], [], 0
     for path in files:
-        size, start = file_size(path), 0
-        with _open(path) as f:
+        size, start = size_of(path), 0
+        with open_file(path) as f:
             while start < size:
                 room = shard_size - filled
                 end = size if size - start <= room else _next_boundary(f, start + room, size)
@@ -142,10 +147,10 @@ def plan_shards(files, shard_size):
     return shards
 
 
-def _lines_before(path, offset):
+def _lines_before(path, offset, open_file):
     """Number of newlines in the first `offset` bytes of a file."""
     count = 0
-    with _open(path) as f:
+    with open_file(path) as f:
         while offset > 0:
             block = f.read(min(_READ_BLOCK, offset))
             if not block:
@@ -155,7 +160,7 @@ def _lines_before(path, offset):
     return count
 
 
-def _decode(segment, data, max_examples):
+def _decode(segment, data, max_examples, open_file):
     """Decodes `data`, dropping bytes that are not UTF-8; returns (text, dropped, examples) where
     examples are up to `max_examples` "path:line" places of dropped bytes."""
     try:
@@ -166,7 +171,7 @@ def _decode(segment, data, max_examples):
     clean, dropped = _ESCAPED_BYTE.subn("", text)
     examples = []
     if max_examples > 0:
-        line, position = _lines_before(segment.path, segment.start) + 1, 0
+        line, position = _lines_before(segment.path, segment.start, open_file) + 1, 0
         for match in _ESCAPED_BYTE.finditer(text):
             line += text.count("\n", position, match.start())
             position = match.start()
@@ -178,17 +183,20 @@ def _decode(segment, data, max_examples):
     return clean, dropped, examples
 
 
-def read_shard(shard, max_invalid_examples=5):
-    """Reads a shard's text: stripped non-blank lines grouped into documents."""
+def read_shard(shard, max_invalid_examples=5, open_file=None):
+    """Reads a shard's text: stripped non-blank lines grouped into documents (open_file: as
+    plan_shards')."""
+    open_file = open_file or open_binary
     out = ShardText(lines=[], doc_starts=[])
     lines, doc_starts = out.lines, out.doc_starts
     for segment in shard.segments:
-        with _open(segment.path) as f:
+        with open_file(segment.path) as f:
             f.seek(segment.start)
             data = f.read(segment.end - segment.start)
         out.num_bytes += len(data)
         text, dropped, examples = _decode(segment, data,
-                                          max_invalid_examples - len(out.invalid_examples))
+                                          max_invalid_examples - len(out.invalid_examples),
+                                          open_file)
         out.invalid_bytes += dropped
         out.invalid_examples.extend(examples)
         in_document = False  # every segment starts a new document

@@ -53,7 +53,7 @@ def summary_path(output_files):
     return output_files[0] + SUMMARY_SUFFIX
 
 
-def _split(value):
+def split_names(value):
     items = value.split(",") if isinstance(value, str) else list(value)
     return [os.fspath(v).strip() for v in items if os.fspath(v).strip()]
 
@@ -240,7 +240,7 @@ def _append(results, layout, fingerprint, written, progress):
         for h in handles:
             h.seek(0, os.SEEK_END)
         for shard, (shard_stats, counts, examples) in results:
-            _log_examples(examples)
+            log_examples(examples)
             for j, part in enumerate(layout.parts(shard.index)):
                 k = (written.stats.instances + j) % n
                 with open(part, "rb") as src:
@@ -273,7 +273,7 @@ def create_pretraining_data(input_files, output_files, options, num_workers=None
     """
     options.validate()
     files = inputs.resolve_input_files(input_files)
-    outputs = _split(output_files)
+    outputs = split_names(output_files)
     if not outputs:
         raise ValueError("no output file given")
     _check_outputs(outputs, files)
@@ -316,7 +316,7 @@ def create_pretraining_data(input_files, output_files, options, num_workers=None
                     "input_files": files, "shards": len(shards), "num_workers": num_workers})
     atomic_write_text(layout.summary, json.dumps(summary, indent=2) + "\n")
     shutil.rmtree(layout.work_dir, ignore_errors=True)
-    _log_summary(summary, layout.summary)
+    log_summary(summary, layout.summary)
     return summary
 
 
@@ -373,7 +373,7 @@ class _ShardResults:
             self.pool.join()
 
 
-def _log_examples(lines):
+def log_examples(lines):
     for line in lines:
         if line.startswith("tokens: "):
             logger.info("*** Example ***")
@@ -386,7 +386,7 @@ def _log_invalid(shard_stats):
                        ", ".join(shard_stats.invalid_places) or "(see summary)")
 
 
-def _log_summary(summary, path):
+def log_summary(summary, path):
     nsp = summary["next_sentence"]
     logger.info("*** Summary (also in %s) ***", path)
     logger.info("instances %d, tokens %d (%.1f per instance), masked fraction %.4f "

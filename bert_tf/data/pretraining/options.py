@@ -69,3 +69,8 @@ class PretrainingDataFiles:
                               "written round-robin).", required=True)
     num_workers: int = option(None, "Worker processes (default: all available cores). The "
                               "output does not depend on it.")
+    beam_pipeline_options: str = option(
+        None, "Run as an Apache Beam pipeline with these comma-separated key=value pipeline "
+        "options (e.g. runner=FnApiRunner,direct_num_workers=2,"
+        "direct_running_mode=multi_processing; runner=DataflowRunner,...): the same output "
+        "bytes; needs pip install 'bert_tf[beam]' (docs/scale.md).")

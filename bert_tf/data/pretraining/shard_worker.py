@@ -4,6 +4,7 @@ Everything a shard produces depends only on its text, the options and (random_se
 so shards can run in any process, in any order, and give the same bytes.
 """
 
+import dataclasses
 import itertools
 import os
 import random
@@ -11,11 +12,25 @@ import random
 import numpy as np
 
 from bert_tf.data.pretraining import example_codec, instances, masking, schema, tfrecord_io
-from bert_tf.data.pretraining.inputs import read_shard
+from bert_tf.data.pretraining.inputs import open_binary, read_shard
 from bert_tf.data.pretraining.stats import MAX_INVALID_EXAMPLES, Stats
 
 BATCH = 4096  # instances assembled, masked and serialised together
 NUM_EXAMPLES = 3  # instances of the first shard shown in the log, as the original does
+
+
+def _create(path):
+    return open(path, "wb")
+
+
+@dataclasses.dataclass(frozen=True)
+class FileAccess:
+    """How a ShardProcessor reaches files: open(path) -> seekable binary reader, create(path)
+    -> binary writer, rename(source, destination)."""
+
+    open: object = open_binary
+    create: object = _create
+    rename: object = os.replace
 
 
 def masking_vocab(tokenizer):
@@ -34,10 +49,12 @@ def shard_seeds(random_seed, shard_index):
 
 
 class ShardProcessor:
-    """Turns input shards into part files for `num_outputs` output files."""
+    """Turns input shards into part files for `num_outputs` output files (files: FileAccess,
+    plain I/O by default; the Beam job passes Beam's file systems)."""
 
-    def __init__(self, options, tokenizer, num_outputs):
+    def __init__(self, options, tokenizer, num_outputs, files=FileAccess()):
         self.options = options
+        self.files = files
         self.tokenizer = tokenizer
         self.num_outputs = num_outputs
         self.vocab = masking_vocab(tokenizer)
@@ -108,7 +125,7 @@ class ShardProcessor:
         a temporary name, then renamed); returns (Stats, records per part, example lines)."""
         opts = self.options
         stats = Stats()
-        text = read_shard(shard, MAX_INVALID_EXAMPLES)
+        text = read_shard(shard, MAX_INVALID_EXAMPLES, self.files.open)
         stats.input_bytes += text.num_bytes
         stats.invalid_bytes += text.invalid_bytes
         stats.invalid_places += text.invalid_examples
@@ -132,7 +149,7 @@ class ShardProcessor:
         k = self.num_outputs
         counts, examples = [0] * k, []
         temporary = [p + ".tmp" for p in part_paths]
-        files = [open(p, "wb") for p in temporary]
+        files = [self.files.create(p) for p in temporary]
         try:
             for start in range(0, len(order), BATCH):
                 rows = order[start:start + BATCH]
@@ -152,7 +169,7 @@ class ShardProcessor:
             for f in files:
                 f.close()
         for tmp, path in zip(temporary, part_paths):
-            os.replace(tmp, path)
+            self.files.rename(tmp, path)
         stats.tokens += int(length_counts @ np.arange(len(length_counts)))
         stats.length_counts = length_counts.tolist()
         return stats, counts, examples
