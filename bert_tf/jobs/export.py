@@ -82,14 +82,8 @@ class ExportOptions:
     format: str = option("saved_model", EXPORT_HELP["format"], choices=FORMATS)
     precision: str = option(None, EXPORT_HELP["precision"], choices=EXPORT_PRECISIONS)
     jit_compile: bool = option(False, EXPORT_HELP["jit_compile"])
-    int8_smoothing: float = option(
-        ExportSettings.int8_smoothing, "--format=litert or mediapipe with --precision=int8: "
-        "move activation outliers into the weights before quantizing (SmoothQuant, this alpha "
-        "in [0, 1]; 0: quantize the weights as they are); see docs/serving.md.")
-    calibration_file: str = option(
-        None, "With --int8_smoothing: text whose activations set the smoothing, one text per "
-        "line, the first 256 used (e.g. the training texts; default: sentences of the Python "
-        "standard library's docstrings).")
+    int8_smoothing: float = option(ExportSettings.int8_smoothing, EXPORT_HELP["int8_smoothing"])
+    calibration_file: str = option(None, EXPORT_HELP["calibration_file"])
     text_signatures: bool = option(
         True, "Include serving_default (raw text; needs two TensorFlow Text ops, present in "
         "stock tensorflow_model_server). --notext_signatures exports only core-TensorFlow "
@@ -337,10 +331,11 @@ def check_settings(settings, kind, prefix="--"):
                          f"{settings.int8_smoothing}")
     if settings.calibration_file is None:
         return
-    if settings.format not in ("litert", "mediapipe") or settings.precision != "int8" or not (
-            settings.int8_smoothing):
-        raise ValueError(f"{flag['calibration_file']} applies to {flag['precision']}=int8 with "
-                         f"{flag['format']}=litert or mediapipe (and {flag['int8_smoothing']} > "
-                         f"0)")
+    precision, fmt = settings.precision, settings.format
+    if not (precision == "int8_static" or precision == "int8" and (
+            fmt == "openvino" or fmt in ("litert", "mediapipe") and settings.int8_smoothing)):
+        raise ValueError(f"{flag['calibration_file']} applies to {flag['precision']}=int8_static,"
+                         f" and to {flag['precision']}=int8 with {flag['format']}=openvino, or "
+                         f"litert or mediapipe with {flag['int8_smoothing']} > 0")
     if not os.path.isfile(settings.calibration_file):
         raise ValueError(f"{flag['calibration_file']} {settings.calibration_file}: no such file")

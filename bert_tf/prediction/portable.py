@@ -1,6 +1,8 @@
-"""bert_tf.predict on LiteRT and ONNX exports (bert_tf.serving.portable): the export's serving
-head, rebuilt from its export_info.json, tokenizes raw text in TensorFlow as the SavedModel's
-serving_default does, and its model is the exported file run by ai-edge-litert or onnxruntime.
+"""bert_tf.predict on LiteRT, ONNX and OpenVINO exports (bert_tf.serving.portable): the export's
+serving head, rebuilt from the contract in its export_info.json, tokenizes raw text in
+TensorFlow as the SavedModel's serving_default does, and its model is the exported file run by
+ai-edge-litert, onnxruntime or OpenVINO (an fp32 export in float32: OpenVINO would otherwise
+compute in bfloat16 on CPUs that have it).
 The rows therefore get the same JSON lines as from a SavedModel of the same model (a mediapipe
 export's classifier gives log-probabilities as its logits: the file outputs probabilities
 only)."""
@@ -17,12 +19,13 @@ from bert_tf.prediction.inputs import InputError
 FILES = names.PORTABLE_FILES
 _INSTALL = {"litert": "pip install ai-edge-litert==2.3.0",
             "mediapipe": "pip install ai-edge-litert==2.3.0",
-            "onnx": "pip install onnxruntime==1.32.0"}
+            "onnx": "pip install onnxruntime==1.32.0",
+            "openvino": "pip install openvino==2026.4.1"}
 
 
 def portable_version(path):
-    """The LiteRT, MediaPipe or ONNX version folder `path` names (itself, its model file, or
-    its export_dir's highest numeric version), or None."""
+    """The LiteRT, MediaPipe, ONNX or OpenVINO version folder `path` names (itself, its model
+    file, or its export_dir's highest numeric version), or None."""
     from bert_tf.prediction.loading import version_folder
     path = os.fspath(path)
 
@@ -51,6 +54,8 @@ class RuntimeModel:
                 from ai_edge_litert.interpreter import Interpreter
                 runner = Interpreter(model_path=path).get_signature_runner("serving_default")
                 self._run = lambda features: runner(**features)
+            elif fmt == "openvino":
+                self._run = _openvino_runner(path, info.get("precision"))
             else:
                 import onnxruntime
                 session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
@@ -75,25 +80,35 @@ class RuntimeModel:
         return {k: tf.constant(v) for k, v in found.items()}
 
 
+def _openvino_runner(path, precision):
+    """A function of int32 features -> {output name: array} running the OpenVINO IR at `path`
+    on the CPU (in float32 for an fp32 export)."""
+    import openvino as ov
+    import openvino.properties.hint as hints
+    config = {hints.inference_precision: ov.Type.f32} if precision == "fp32" else {}
+    compiled = ov.Core().compile_model(path, "CPU", config)
+    request = compiled.create_infer_request()
+
+    def run(features):
+        out = request.infer(features)
+        return {name: out[port] for port in compiled.outputs for name in port.get_names()}
+    return run
+
+
 def load_portable(folder):
-    """Predictor of a LiteRT or ONNX version folder."""
-    from bert_tf import kinds
+    """Predictor of a LiteRT, MediaPipe, ONNX or OpenVINO version folder."""
+    from bert_tf.contract import InferenceContract
     from bert_tf.prediction.loading import Predictor, check_predictable
-    from bert_tf.serving.options import HeadOptions
     from bert_tf.tokenization import vocab
-    with fileio.open_binary(os.path.join(folder, EXPORT_INFO)) as f:
+    where = os.path.join(folder, EXPORT_INFO)
+    with fileio.open_binary(where) as f:
         info = json.loads(f.read().decode("utf-8"))
     check_predictable(info.get("task"), f"--model {folder}")
-    settings = {k: info[k] for k in ("labels", "max_query_length", "max_answer_length",
-                                     "doc_stride", "window_stride", "window_pooling",
-                                     "max_windows") if k in info}
-    if "threshold" in info:
-        settings["multi_label_threshold"] = info["threshold"]
+    contract = InferenceContract.from_info(info, where)
     vocab_file = os.path.join(folder, names.VOCAB_ASSET)
-    head = kinds.get(info["task"]).load("serving").build(
+    head = contract.spec.load("serving").build(
         RuntimeModel(folder, info), vocab.Vocabulary.from_file(vocab_file).id_to_token,
-        info["do_lower_case"], info["seq_length"],
-        HeadOptions(text_pair="text_b" in info.get("text_inputs", ()), **settings))
+        contract.do_lower_case, contract.max_seq_length, contract)
 
     def serving_default(**texts):
         return head.serve_text(tuple(texts[name] for name in head.text_names))

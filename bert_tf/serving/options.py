@@ -40,10 +40,12 @@ PRECISIONS = {None: Precision(), "fp32": Precision("float32"), "bf16": Precision
 
 # The precisions of each export format: the SavedModel's are PRECISIONS (bert_tf's own compute);
 # LiteRT and ONNX quantize in their converters (bert_tf.serving.portable): fp16 weights, or int8
-# weights with activations quantized at run time.
+# weights with activations quantized at run time; OpenVINO by NNCF's post-training quantization
+# (int8 weights and activations, scales from calibration text).
 FORMAT_PRECISIONS = {"saved_model": tuple(p for p in PRECISIONS if p),
-                     "litert": ("fp32", "fp16", "int8"), "mediapipe": ("fp32", "fp16", "int8"),
-                     "onnx": ("fp32", "int8")}
+                     "litert": ("fp32", "fp16", "int8", "int8_static"),
+                     "mediapipe": ("fp32", "fp16", "int8", "int8_static"),
+                     "onnx": ("fp32", "int8"), "openvino": ("fp32", "int8")}
 FORMATS = tuple(FORMAT_PRECISIONS)
 # Every precision some format has, in the order the flags list them.
 EXPORT_PRECISIONS = tuple(dict.fromkeys(p for ps in FORMAT_PRECISIONS.values() for p in ps))
@@ -55,9 +57,9 @@ class ExportSettings:
 
       format: "saved_model" (TensorFlow Serving: raw text, features and tf.Example in), or
         "litert" (.tflite) or "onnx" (.onnx): token ids in, for ai-edge-litert and onnxruntime,
-        or "mediapipe": a .tflite with MediaPipe Tasks metadata (bert_tf.serving.portable;
-        precision fp32, fp16 (LiteRT) or int8; the SavedModel-only settings below do not
-        apply).
+        or "mediapipe": a .tflite with MediaPipe Tasks metadata, or "openvino" (model.xml):
+        bert_tf.serving.portable; precision fp32, fp16 (LiteRT), int8 or int8_static (LiteRT:
+        static activation scales); the SavedModel-only settings below do not apply).
 
       precision: a PRECISIONS name: "fp32" (float32 throughout), "bf16" (bfloat16 weights and
         matmuls; LayerNorm and softmax in float32, float32 outputs: faster on CPUs with
@@ -73,11 +75,12 @@ class ExportSettings:
       warmup: write assets.extra/tf_serving_warmup_requests (needs tensorflow-serving-api).
       text_signatures: include serving_default (raw text, needs the two tensorflow-text ops of
         bert_tf.tokenization.serving_ops); False exports core-TensorFlow-only signatures.
-      int8_smoothing: LiteRT and MediaPipe int8: the SmoothQuant alpha with which
+      int8_smoothing: LiteRT, MediaPipe and OpenVINO int8: the SmoothQuant alpha with which
         activation outliers move into the weights before quantization
         (bert_tf.serving.portable.smoothing); 0 quantizes the weights as they are.
       calibration_file: the text (one per line, the first 256 used) whose activations set that
-        smoothing (default: bert_tf.serving.portable.calibration's docstring sentences).
+        smoothing and int8_static's (and OpenVINO int8's) activation scales (default:
+        bert_tf.serving.portable.calibration's docstring sentences).
     """
 
     format: str = "saved_model"

@@ -1,8 +1,9 @@
 """The portable export itself: export()'s serve_features computation written by Keras 3's
-Model.export as a LiteRT (.tflite) or ONNX file, for the runtimes built for single requests and
-small devices (ai-edge-litert and MediaPipe Tasks, onnxruntime). A mediapipe export is a
-LiteRT one with one output (a classifier's probabilities, or the embedding) and the metadata
-MediaPipe Tasks reads (bert_tf.serving.portable.mediapipe_metadata).
+Model.export as a LiteRT (.tflite), ONNX or OpenVINO IR file, for the runtimes built for single
+requests and small devices (ai-edge-litert and MediaPipe Tasks, onnxruntime, OpenVINO Runtime
+and Model Server). A mediapipe export is a LiteRT one with one output (a classifier's
+probabilities, or the embedding) and the metadata MediaPipe Tasks reads
+(bert_tf.serving.portable.mediapipe_metadata).
 
 Token ids in: int32 input_ids, input_mask and segment_ids [batch, length], any batch and any
 length up to the recorded seq_length (a request padded to its longest row costs what it
@@ -11,10 +12,11 @@ holds). Out: the SavedModel's serve_features outputs by the same names, less the
 tokenizer stays with the caller (bert_tf's FullTokenizer on the version's vocab.txt, or any
 WordPiece tokenizer with the same vocabulary and casing).
 
-A version folder holds model.tflite or model.onnx, vocab.txt and export_info.json (kind, casing,
-sequence length, labels, inputs, outputs, format and precision; text_inputs and the head's
-settings as a SavedModel records them, so that `python -m bert_tf.predict --model=<folder>`
-tokenizes raw text for it as serving_default would).
+A version folder holds model.tflite, model.onnx or model.xml and model.bin, vocab.txt and
+export_info.json (kind, casing, sequence length, labels, inputs, outputs, format and
+precision; text_inputs and the head's settings as a SavedModel records them, so that
+`python -m bert_tf.predict --model=<folder>` tokenizes raw text for it as serving_default
+would).
 """
 
 import json
@@ -23,6 +25,7 @@ import os
 import shutil
 import tempfile
 
+import numpy as np
 import tensorflow as tf
 
 from bert_tf import fileio, names
@@ -35,7 +38,8 @@ logger = logging.getLogger("bert_tf")
 
 FILES = names.PORTABLE_FILES
 KINDS = ("classifier", "regression", "multi_label", "embedding", "squad")
-_PACKAGES = {"onnx": "tf2onnx==1.17.0 onnx==1.23.2 onnxruntime==1.32.0"}
+_PACKAGES = {"onnx": "tf2onnx==1.17.0 onnx==1.23.2 onnxruntime==1.32.0",
+             "openvino": "openvino==2026.4.1 nncf==3.4.0"}
 _POOLED_KINDS = ("classifier", "regression", "multi_label")
 _ONLY_OUTPUT = {"classifier": "probabilities", "embedding": "embedding"}     # mediapipe
 
@@ -82,16 +86,21 @@ def write_portable(model, contract, folder, vocab_file, vocab, settings):
     if fmt == "mediapipe":
         mediapipe_metadata.check_mediapipe(kind, contract.do_lower_case, contract.text_pair)
     # No gathers of data-dependent size. LiteRT: every position as a row of 2-D per-token
-    # layers (FlatTokens; tf2onnx's reshape folding gets that layout wrong, and onnxruntime
-    # needs no help with Dense on [B, S, H]).
+    # layers (FlatTokens; tf2onnx's reshape folding gets that layout wrong, and onnxruntime and
+    # OpenVINO need no help with Dense on [B, S, H]).
     # Heads that read only the pooled output: the last block computes [CLS] alone.
-    model = with_dtype_policy(model, "float32", skip_padding=False, flat_tokens=fmt != "onnx",
+    model = with_dtype_policy(model, "float32", skip_padding=False,
+                              flat_tokens=fmt in ("litert", "mediapipe"),
                               pooled_only=kind in _POOLED_KINDS)
-    smoothed = precision == "int8" and fmt != "onnx" and bool(settings.int8_smoothing)
+    smoothed = precision in ("int8", "int8_static") and fmt != "onnx" and bool(
+        settings.int8_smoothing)
+    calibration = None
+    if smoothed or precision == "int8_static" or (precision, fmt) == ("int8", "openvino"):
+        calibration = _calibration(settings, vocab_file, contract)
     if smoothed:
         # Not ONNX: after the residual multiplies, tf2onnx's reshape folding gets the
         # attention heads' shapes wrong (onnxruntime fails on them).
-        _smooth(model, settings, vocab_file, contract.do_lower_case, contract.max_seq_length)
+        _smooth(model, settings, calibration)
     head = make_head(kind, model, vocab.id_to_token, contract.do_lower_case,
                      contract.max_seq_length, contract)
     features = feature_model(head, _ONLY_OUTPUT.get(kind) if fmt == "mediapipe" else None)
@@ -100,8 +109,10 @@ def write_portable(model, contract, folder, vocab_file, vocab, settings):
     signature = [{n: tf.TensorSpec([None, None], tf.int32, name=n) for n in names.FEATURE_KEYS}]
     if fmt == "onnx":
         _write_onnx(features, path, signature, precision)
+    elif fmt == "openvino":
+        _write_openvino(features, path, signature, precision, calibration)
     else:
-        _write_litert(features, path, signature, precision)
+        _write_litert(features, path, signature, precision, calibration)
     if fmt == "mediapipe":
         mediapipe_metadata.write_metadata(path, kind, vocab_file, info.get("labels"), info)
     shutil.copyfile(vocab_file, os.path.join(folder, names.VOCAB_ASSET))
@@ -126,34 +137,92 @@ def _info(head, features, contract, settings, smoothed):
                 outputs=sorted(features(probe)), file=FILES[fmt], vocab_file=names.VOCAB_ASSET,
                 tensorflow=tf.__version__)
     if smoothed:
-        info["int8_smoothing"] = {"alpha": settings.int8_smoothing, "calibration": os.path.basename(
-            settings.calibration_file) if settings.calibration_file else "docstrings"}
+        info["int8_smoothing"] = {"alpha": settings.int8_smoothing,
+                                  "calibration": os.path.basename(settings.calibration_file)
+                                  if settings.calibration_file else "docstrings"}
     return info
 
 
-def _smooth(model, settings, vocab_file, do_lower_case, seq_length):
-    """Activation smoothing of the export copy's encoder (bert_tf.serving.portable.smoothing), from
-    settings.calibration_file's text, else the default calibration text."""
-    from bert_tf.serving.portable import calibration, smoothing
+def _calibration(settings, vocab_file, contract):
+    """The calibration features of an int8 export: settings.calibration_file's text, else
+    the default calibration text (bert_tf.serving.portable.calibration)."""
+    from bert_tf.serving.portable import calibration
     texts = (calibration.read_texts(settings.calibration_file) if settings.calibration_file
              else calibration.default_texts())
+    return calibration.features(texts, vocab_file, contract.do_lower_case,
+                                contract.max_seq_length)
+
+
+def _smooth(model, settings, batches):
+    """Activation smoothing of the export copy's encoder (bert_tf.serving.portable.smoothing)
+    from the calibration features."""
+    from bert_tf.serving.portable import smoothing
     encoder = getattr(model, "encoder", model)
-    smoothing.smooth(encoder, calibration.features(texts, vocab_file, do_lower_case,
-                                                   seq_length), settings.int8_smoothing)
+    smoothing.smooth(encoder, batches, settings.int8_smoothing)
     logger.info("int8 activation smoothing (alpha %s) from %d calibration texts",
-                settings.int8_smoothing, len(texts))
+                settings.int8_smoothing, sum(len(b["input_ids"]) for b in batches))
 
 
-def _write_litert(features, path, signature, precision):
+def _write_litert(features, path, signature, precision, calibration):
     # Builtin ops only: an op outside them would otherwise pass as a TF-fallback op that
     # ai-edge-litert and MediaPipe cannot run. int8: int8 weights, activations quantized at
     # run time per token (dynamic range); fp16: float16 weights.
     options = {"target_spec": {"supported_ops": [tf.lite.OpsSet.TFLITE_BUILTINS]}}
-    if precision in ("fp16", "int8"):
+    if precision != "fp32":
         options["optimizations"] = [tf.lite.Optimize.DEFAULT]
     if precision == "fp16":
         options["target_spec"]["supported_types"] = [tf.float16]
+    if precision == "int8_static":
+        _write_litert_static(features, path, signature, options, calibration)
+        return
     features.export(path, format="litert", input_signature=signature, verbose=False, **options)
+
+
+# The ops an int8_static export runs in int8: the matmuls, the reshapes and transposes between
+# attention's projections and its matmuls, and the embedding lookups. LayerNorm, softmax, GELU
+# and the residual additions stay float32: with every op in int8, a MiniLM classifier (random
+# head) gave fp32's label on 65% of SST-2 dev, and ran slower.
+_STATIC_INT8_OPS = ("FULLY_CONNECTED", "BATCH_MATMUL", "RESHAPE", "TRANSPOSE", "GATHER")
+
+
+def _write_litert_static(features, path, signature, options, calibration):
+    """int8 weights and int8 matmul inputs with scales fixed from the calibration rows, so
+    that XNNPACK runs the matmuls without measuring each request's activations first."""
+    from ai_edge_litert.interpreter import Interpreter
+    lite = tf.lite
+
+    def converter(**settings):
+        made = lite.TFLiteConverter.from_saved_model(work)
+        made.target_spec.supported_ops = options["target_spec"]["supported_ops"]
+        for key, value in settings.items():
+            setattr(made, key, value)
+        return made
+
+    with tempfile.TemporaryDirectory(prefix="bert_tf-litert-") as work:
+        features.export(work, format="tf_saved_model", input_signature=signature,
+                        verbose=False)
+        float_ops = {op["op_name"] for op in Interpreter(
+            model_content=converter().convert())._get_ops_details()}
+        rows = lambda: _calibration_rows(calibration, pad=True)  # noqa: E731
+        debugger = lite.experimental.QuantizationDebugger(
+            converter=converter(optimizations=options["optimizations"],
+                                representative_dataset=rows),
+            debug_dataset=rows, debug_options=lite.experimental.QuantizationDebugOptions(
+                denylisted_ops=sorted(float_ops - set(_STATIC_INT8_OPS))))
+        model = debugger.get_nondebug_quantized_model()
+    with open(path, "wb") as f:
+        f.write(model)
+
+
+def _calibration_rows(calibration, pad=False):
+    """The calibration features one row at a time, each at its own length or (pad: TFLite's
+    calibrator cannot change a model's input shape between rows) all padded to the longest."""
+    longest = max(len(batch["input_ids"][0]) for batch in calibration)
+    for batch in calibration:
+        width = longest - len(batch["input_ids"][0]) if pad else 0
+        for i in range(len(batch["input_ids"])):
+            yield {name: np.pad(batch[name][i:i + 1], ((0, 0), (0, width)))
+                   for name in names.FEATURE_KEYS}
 
 
 def _write_onnx(features, path, signature, precision):
@@ -169,6 +238,33 @@ def _write_onnx(features, path, signature, precision):
             quantize_dynamic(fp32, path, weight_type=QuantType.QInt8, per_channel=True)
         else:
             shutil.copyfile(fp32, path)
+
+
+def _write_openvino(features, path, signature, precision, calibration):
+    """OpenVINO IR (model.xml and model.bin): Keras 3's export of the feature model, and for
+    int8 NNCF's post-training quantization of it, activation scales from the calibration
+    features (the model's activations arrive smoothed already: NNCF's own smoothing is off)."""
+    _require("openvino", ("openvino",) + (("nncf",) if precision == "int8" else ()))
+    if precision != "int8":
+        features.export(path, format="openvino", input_signature=signature, verbose=False)
+        return
+    import nncf
+    import openvino as ov
+    # The fp32 IR goes elsewhere first: OpenVINO maps model.bin, so rewriting it in place
+    # while the model reads it ends the process (SIGBUS).
+    scratch = tempfile.mkdtemp(dir=os.path.dirname(path))
+    try:
+        fp32 = os.path.join(scratch, "fp32.xml")
+        features.export(fp32, format="openvino", input_signature=signature, verbose=False)
+        rows = list(_calibration_rows(calibration))
+        quantized = nncf.quantize(
+            ov.Core().read_model(fp32), nncf.Dataset(rows), subset_size=len(rows),
+            model_type=nncf.ModelType.TRANSFORMER,
+            advanced_parameters=nncf.AdvancedQuantizationParameters(
+                smooth_quant_alphas=nncf.AdvancedSmoothQuantParameters(matmul=-1)))
+        ov.save_model(quantized, path, compress_to_fp16=False)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _require(fmt, modules):
