@@ -28,6 +28,16 @@ def saved_model(tmp_path_factory):
                              support.vocab_file(), True, 64, labels=["0", "1"], warmup=False)
 
 
+@pytest.fixture
+def stand_in(tmp_path):
+    """A folder that passes for a classifier SavedModel until something loads it."""
+    folder = tmp_path / "stand_in" / "1"
+    (folder / "assets.extra").mkdir(parents=True)
+    (folder / "saved_model.pb").write_bytes(b"")
+    (folder / "assets.extra" / "export_info.json").write_text('{"task": "classifier"}')
+    return str(folder)
+
+
 def _sst2(tmp_path, count):
     lines = shared_path("data/glue/SST-2/dev.tsv").read_text(encoding="utf-8").splitlines()
     path = tmp_path / "rows.tsv"
@@ -46,6 +56,7 @@ def _assert_same(beam, plain):
                                    list(b["probabilities"].values()), atol=1e-6)
 
 
+@pytest.mark.slow      # the exported model takes seconds
 def test_beam_predictions_are_bert_tf_predicts_in_input_order(saved_model, tmp_path,
                                                               monkeypatch):
     """Two worker threads of one process (the multi-process runner is the benchmark's): they
@@ -64,6 +75,7 @@ def test_beam_predictions_are_bert_tf_predicts_in_input_order(saved_model, tmp_p
     assert not (tmp_path / ("beam.jsonl" + prediction.REFUSED_SUFFIX)).exists()
 
 
+@pytest.mark.slow
 def test_malformed_rows_are_refused_naming_file_and_line(saved_model, tmp_path, monkeypatch):
     good = [line.split("\t")[0] for line in
             shared_path("data/glue/SST-2/dev.tsv").read_text(encoding="utf-8").splitlines()[1:9]]
@@ -113,8 +125,8 @@ def test_chunks_of_any_size_give_every_row_its_line_and_index(tmp_path, chunk_by
         i for i, (_, what) in enumerate(expected) if what != "refused"]
 
 
-def _refused(saved_model, tmp_path, pipeline_options, **kw):
-    opts = {"model": saved_model, "input_file": str(_sst2(tmp_path, 4)),
+def _refused(stand_in, tmp_path, pipeline_options, **kw):
+    opts = {"model": stand_in, "input_file": str(_sst2(tmp_path, 4)),
             "output_file": str(tmp_path / "out.jsonl"), "beam_pipeline_options": pipeline_options}
     with pytest.raises((runtime.BeamSetupError, inputs.InputError)) as caught:
         prediction.predict_on_beam(PredictOptions(**dict(opts, **kw)))
@@ -122,20 +134,20 @@ def _refused(saved_model, tmp_path, pipeline_options, **kw):
     return str(caught.value)
 
 
-def test_bad_options_stop_with_one_line_saying_what_to_do(saved_model, tmp_path, monkeypatch):
-    assert "unknown runner 'Turbo'" in _refused(saved_model, tmp_path, "runner=Turbo")
+def test_bad_options_stop_with_one_line_saying_what_to_do(stand_in, tmp_path, monkeypatch):
+    assert "unknown runner 'Turbo'" in _refused(stand_in, tmp_path, "runner=Turbo")
     (tmp_path / "file").write_text("")
-    message = _refused(saved_model, tmp_path, MULTI, output_file=str(tmp_path / "file" / "o"))
+    message = _refused(stand_in, tmp_path, MULTI, output_file=str(tmp_path / "file" / "o"))
     assert "give a path that this machine and every worker can write" in message
-    message = _refused(saved_model, tmp_path, MULTI, model=str(tmp_path))
+    message = _refused(stand_in, tmp_path, MULTI, model=str(tmp_path / "rows.tsv"))
     assert "give a SavedModel exported by bert_tf" in message
     monkeypatch.setitem(sys.modules, "apache_beam", None)
-    assert _refused(saved_model, tmp_path, MULTI).endswith("pip install 'bert_tf[beam]'")
+    assert _refused(stand_in, tmp_path, MULTI).endswith("pip install 'bert_tf[beam]'")
 
 
-def test_the_command_line_reports_a_bad_option_in_one_line(saved_model, tmp_path):
+def test_the_command_line_reports_a_bad_option_in_one_line(stand_in, tmp_path):
     from scripts_in_process import run_script
-    proc = run_script("bert_tf/predict.py", f"--model={saved_model}",
+    proc = run_script("bert_tf/predict.py", f"--model={stand_in}",
                       f"--input_file={_sst2(tmp_path, 2)}", f"--output_file={tmp_path / 'o'}",
                       "--beam_pipeline_options=runner=FnApiRunner,warp=9")
     assert proc.returncode == 1 and "Traceback" not in proc.stderr

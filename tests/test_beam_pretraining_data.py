@@ -19,8 +19,6 @@ from bert_tf.data.pretraining import (
     shard_worker,
 )
 
-pytestmark = pytest.mark.slow      # each pipeline starts worker processes (seconds)
-
 MULTI = "runner=FnApiRunner,direct_num_workers=2,direct_running_mode=multi_processing"
 IN_PROCESS = "runner=FnApiRunner"
 
@@ -66,6 +64,7 @@ def _both(corpus, tmp_path, count, pipeline_options=MULTI, **kw):
     return _digests(pool_out), _digests(beam_out), pool, beam
 
 
+@pytest.mark.slow      # each pipeline takes seconds (the multi-process one starts workers)
 @pytest.mark.parametrize("count,kw", [(2, {}), (1, {}), (2, {"dynamic_masking": True}),
                                       (1, {"do_whole_word_mask": True})],
                          ids=["two-outputs", "one-output", "dynamic-masking", "whole-word"])
@@ -79,6 +78,7 @@ def test_beam_writes_the_pools_bytes_and_statistics(corpus, tmp_path, count, kw)
         {k: v for k, v in pool.items() if k not in varying})
 
 
+@pytest.mark.slow
 def test_another_seed_gives_other_bytes(corpus, tmp_path):
     outputs = _outputs(tmp_path / "a", 1)
     beam_job.create_pretraining_data(corpus, outputs, _options(), IN_PROCESS)
@@ -87,6 +87,7 @@ def test_another_seed_gives_other_bytes(corpus, tmp_path):
     assert _digests(outputs) != _digests(other)
 
 
+@pytest.mark.slow
 def test_an_interrupted_pipeline_resumes_rewriting_only_the_missing_shards(
         corpus, tmp_path, monkeypatch):
     outputs, pool = _outputs(tmp_path / "beam", 2), _outputs(tmp_path / "pool", 2)

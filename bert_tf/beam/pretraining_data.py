@@ -18,17 +18,15 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 import time
 
 from bert_tf.beam import runtime
-from bert_tf.data.pretraining import inputs, job, shard_worker
+from bert_tf.data.pretraining import inputs, job
 from bert_tf.data.pretraining import stats as stats_lib
 
 logger = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
-NAMESPACE = "bert_tf"
 
 
 class _Layout:
@@ -50,59 +48,18 @@ class _Layout:
         return runtime.join(self.work_dir, f"part-{shard_index:06d}.json")
 
 
-def _read_json(path):
+def read_json(path):
     try:
         return json.loads(runtime.read_bytes(path).decode("utf-8"))
     except (OSError, ValueError):  # missing or unreadable (BeamIOError is an OSError)
         return None
 
 
-def _write_json(path, value):
+def write_json(path, value):
     runtime.write_bytes(path, json.dumps(value, indent=1).encode("utf-8"))
 
 
-# --------------------------------------------------------------------------- stage 1: shards
-class _ShardFn:
-    """A DoFn (made one in _dofn) turning a shard description into its part files and marker;
-    yields (shard index, marker)."""
-
-    def __init__(self, options, vocab, layout):
-        self.options, self.vocab, self.layout = options, vocab, layout
-        self.processor = None
-
-    def setup(self):
-        from bert_tf import tokenization
-        folder = tempfile.mkdtemp(prefix="bert_tf_vocab_")
-        vocab_file = os.path.join(folder, "vocab.txt")
-        with open(vocab_file, "wb") as f:
-            f.write(self.vocab)
-        tokenizer = tokenization.FullTokenizer(vocab_file, self.options.do_lower_case,
-                                               graph_min_batch=None)
-        files = shard_worker.FileAccess(runtime.open_read, runtime.create, runtime.rename)
-        self.processor = shard_worker.ShardProcessor(self.options, tokenizer,
-                                                     len(self.layout.outputs), files)
-
-    def process(self, shard):
-        from apache_beam.metrics import Metrics
-        marker_path = self.layout.marker(shard.index)
-        marker = _read_json(marker_path)
-        if marker and all(runtime.exists(p) for p in self.layout.parts(shard.index)):
-            Metrics.counter(NAMESPACE, "shards_reused").inc()
-            yield shard.index, marker
-            return
-        stats, counts, examples = self.processor.process(shard, self.layout.parts(shard.index))
-        marker = {"stats": stats.to_json(), "counts": counts, "examples": examples}
-        _write_json(marker_path, marker)
-        Metrics.counter(NAMESPACE, "shards_computed").inc()
-        yield shard.index, marker
-
-
-def _dofn(options, vocab, layout):
-    beam = runtime.import_beam()
-    return type("ShardDoFn", (_ShardFn, beam.DoFn), {})(options, vocab, layout)
-
-
-# --------------------------------------------------------------------------- stage 2: outputs
+# --------------------------------------------------------------------------- outputs
 def _deal(results, layout):
     """All shards' (index, marker) -> (output k, its parts in order): part j of a shard goes to
     output (instances before the shard + j) % n, as the pool appends them. Writes the totals."""
@@ -118,7 +75,7 @@ def _deal(results, layout):
         before += shard_stats.instances
         totals.add(shard_stats)
         examples = examples or marker["examples"]
-    _write_json(layout.totals, {"stats": totals.to_json(), "output_records": records,
+    write_json(layout.totals, {"stats": totals.to_json(), "output_records": records,
                                 "examples": examples, "shards": len(results)})
     return list(enumerate(plan))
 
@@ -132,11 +89,12 @@ def _concatenate(item, outputs):
 
 def _build(pipeline, shards, options, vocab, layout):
     beam = runtime.import_beam()
+    from bert_tf.beam.shard_fn import ShardFn
     results = (pipeline
                | "Shards" >> beam.Create([(s.index, s) for s in shards])
                | "Spread" >> beam.Reshuffle()
                | "Descriptions" >> beam.Values()
-               | "Process" >> beam.ParDo(_dofn(options, vocab, layout)))
+               | "Process" >> beam.ParDo(ShardFn(options, vocab, layout)))
     _ = (results
          | "AllShards" >> beam.combiners.ToList()
          | "Deal" >> beam.FlatMap(_deal, layout)
@@ -183,7 +141,7 @@ def _fingerprint(options, files, outputs):
 
 def _already_complete(layout, fingerprint):
     """The summary of a finished run with the same fingerprint whose outputs are intact."""
-    summary = _read_json(layout.summary)
+    summary = read_json(layout.summary)
     if not summary or summary.get("fingerprint") != fingerprint:
         return None
     sizes = summary.get("output_bytes", [])
@@ -247,7 +205,7 @@ def create_pretraining_data(input_files, output_files, options, beam_pipeline_op
 
 def _finish(layout, fingerprint, options, files, shards, run):
     """Writes the summary from the pipeline's totals and removes the work files."""
-    totals = _read_json(layout.totals)
+    totals = read_json(layout.totals)
     stats = stats_lib.Stats.from_json(totals["stats"])
     if stats.documents == 0:
         runtime.delete([layout.work_dir, *layout.outputs])
