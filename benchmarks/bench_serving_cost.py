@@ -9,7 +9,7 @@ the same run (issue 29).
   python3 benchmarks/bench_serving_cost.py --model mrpc_output/best --student student_out/best
 
 Setup: the peers run in the bench venv of ../shared/bench/README.md (torch, transformers), with
-`/root/bench-venv/bin/pip install onnx onnxruntime openvino ai-edge-litert`; bert_tf runs with
+`~/bench-venv/bin/pip install onnx onnxruntime openvino nncf ai-edge-litert`; bert_tf runs with
 this python.
 
 Model (--model): "base" is BERT-base's shape (L12 H768 A12) with random weights drawn once

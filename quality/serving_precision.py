@@ -2,9 +2,9 @@
 classifier, on every row of the GLUE dev set (MRPC pairs or SST-2 sentences), through
 serving_default (raw text in, as a client sends it).
 
-  python3 quality/serving_precision.py --init_checkpoint=/tmp/mrpc_ft \
+  python3 quality/serving_precision.py --init_checkpoint=mrpc_ft \
       --jsonl quality/results/serving_precision.jsonl
-  python3 quality/serving_precision.py --init_checkpoint=/tmp/sst2_ft --task_name=SST-2 \
+  python3 quality/serving_precision.py --init_checkpoint=sst2_ft --task_name=SST-2 \
       --variants fp32,bf16,int8 --jsonl quality/results/serving_precision.jsonl
 
 The checkpoint is a run_classifier output (e.g. quality/classifier_glue.sh MRPC OUT); every

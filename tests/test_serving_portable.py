@@ -6,6 +6,7 @@ import functools
 import json
 import os
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -152,6 +153,23 @@ def test_smaller_precisions_stay_close_to_fp32_and_shrink_the_file(fmt, precisio
     # in onnxruntime, fp16 0.0008; a wrong scale would move them by about their own size.
     spread = np.abs(reference["logits"]).max()
     np.testing.assert_allclose(got["logits"], reference["logits"], atol=0.15 * spread)
+
+
+@pytest.mark.slow            # each exports (LiteRT conversion, tf2onnx): 2-5 s
+def test_openvino_compiles_each_layernorm_into_one_mvn_kernel():
+    """bert_tf.serving.portable.openvino_graph: OpenVINO's CPU plugin runs every LayerNorm as
+    one MVN kernel, with no reductions left over (Keras' own formula left two per LayerNorm)."""
+    import collections
+
+    import openvino as ov
+    path, _ = _export("classifier", "openvino")
+    compiled = ov.Core().compile_model(os.path.join(path, "model.xml"), "CPU")
+    kernels = collections.Counter(op.get_rt_info()["layerType"].astype(str)
+                                  for op in compiled.get_runtime_model().get_ops())
+    model = support.build_model("classifier")
+    norms = sum(isinstance(layer, keras.layers.LayerNormalization)
+                for layer in model._flatten_layers(include_self=False, recursive=True))
+    assert kernels["MVN"] == norms and kernels["Reduce"] == 0
 
 
 @pytest.mark.slow            # each exports (LiteRT conversion, tf2onnx): 2-5 s

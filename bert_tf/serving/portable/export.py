@@ -101,6 +101,9 @@ def write_portable(model, contract, folder, vocab_file, vocab, settings):
         # Not ONNX: after the residual multiplies, tf2onnx's reshape folding gets the
         # attention heads' shapes wrong (onnxruntime fails on them).
         _smooth(model, settings, calibration)
+    if fmt == "openvino":
+        from bert_tf.serving.portable.openvino_graph import for_openvino
+        for_openvino(model)
     head = make_head(kind, model, vocab.id_to_token, contract.do_lower_case,
                      contract.max_seq_length, contract)
     features = feature_model(head, _ONLY_OUTPUT.get(kind) if fmt == "mediapipe" else None)
