@@ -49,14 +49,15 @@ def _refusal_line(path, line, error):
 def _parse(chunk, text_file, counts):
     """((chunk, index), Row) for each row of the chunk; refused lines tagged REFUSED."""
     beam = runtime.import_beam()
-    for item in text_chunks.parse(chunk, text_file, counts):
-        _counter("rows_read").inc()
+    read = 0
+    for read, item in enumerate(text_chunks.parse(chunk, text_file, counts), start=1):
         if isinstance(item, text_chunks.Refusal):
             yield beam.pvalue.TaggedOutput(REFUSED, (chunk, (item.line, _refusal_line(
                 item.file, item.line, item.error))))
         else:
             index, row = item
             yield (chunk, index), row
+    _counter("rows_read").inc(read)
 
 
 def _outcome(keyed):
