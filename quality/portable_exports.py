@@ -46,21 +46,12 @@ from serving_precision import dev_rows  # noqa: E402
 
 from bert_tf.names import PORTABLE_FILES  # noqa: E402
 
-VARIANTS = ("onnx_fp32,onnx_int8,litert_fp32,litert_int8,litert_int8_static,"
-            "litert_int8_static_train,mediapipe_int8,mediapipe_int8_static,"
-            "mediapipe_int8_static_train,openvino_fp32,openvino_int8,openvino_int8_train")
-# A variant is format_precision[_how]. int8 and int8_static (LiteRT, MediaPipe) and OpenVINO
-# int8 are smoothed and calibrated on bert_tf's docstring sentences (the export's default),
-# _train on the first 256 SST-2 training sentences; _plain: no smoothing. ONNX int8 is never
-# smoothed.
-EMBEDDING_PRECISIONS = ("fp32", "int8", "int8_static")
-
-
-def parse_variant(name):
-    """(format, precision, how) of a variant name."""
-    fmt, _, rest = name.partition("_")
-    precision = "int8_static" if rest.startswith("int8_static") else rest.split("_")[0]
-    return fmt, precision, rest[len(precision):].lstrip("_")
+VARIANTS = ("onnx_fp32,onnx_int8,litert_fp32,litert_int8,mediapipe_int8,"
+            "mediapipe_int8_train,openvino_fp32,openvino_int8,openvino_int8_train")
+# A variant is format_precision[_how]. LiteRT, MediaPipe and OpenVINO int8 are smoothed and
+# calibrated on bert_tf's docstring sentences (the export's default), _train on the first 256
+# SST-2 training sentences; _plain: no smoothing. ONNX int8 is never smoothed.
+EMBEDDING_PRECISIONS = ("fp32", "int8")
 
 def mediapipe(kind, folder, texts):
     client = os.path.join(ROOT, "quality", "mediapipe_client.py")
@@ -189,7 +180,7 @@ def measure(args, work, vocab, minilm, common):
               encoding="utf-8") as f, open(train_texts, "w", encoding="utf-8") as out:
         out.writelines(line.split("\t")[0] + "\n" for line in list(f)[1:257])
     for name in args.variants.split(","):
-        fmt, precision, how = parse_variant(name)
+        fmt, precision, how = (name.split("_") + [""])[:3]
         smoothing = {"plain": {"int8_smoothing": 0},
                      "train": {"calibration_file": train_texts}}.get(how, {})
         path = export(name, fmt, precision, **classifier, **smoothing)
@@ -201,7 +192,7 @@ def measure(args, work, vocab, minilm, common):
         size = os.path.getsize(model_file) + (os.path.getsize(model_file[:-3] + "bin")
                                               if fmt == "openvino" else 0)
         line = dict(common, variant=name, examples=len(dev),
-                    **(int8 if precision.startswith("int8") else {}),
+                    **(int8 if precision == "int8" else {}),
                     file_mb=round(size / 1e6, 1))
         logits = logits_of(path, fmt, inputs)
         line.update(logits_inputs=len(logits), max_abs_probability_diff=float(

@@ -137,12 +137,12 @@ def test_a_calibration_file_without_text_is_refused_by_name(tmp_path):
     (dict(format="litert", precision="int8", int8_smoothing=1.5),
      r"--int8_smoothing must be in \[0, 1\], got 1.5"),
     (dict(format="saved_model", precision="int8", calibration_file="calib.txt"),
-     "--calibration_file applies to --precision=int8_static, and to --precision=int8 with "
-     "--format=openvino, or litert or mediapipe with --int8_smoothing > 0"),
+     "--calibration_file applies to --precision=int8 with --format=openvino, or litert or "
+     "mediapipe with --int8_smoothing > 0"),
     (dict(format="onnx", precision="int8", calibration_file="calib.txt"),
-     "--calibration_file applies to --precision=int8_static"),
+     "--calibration_file applies to --precision=int8 with"),
     (dict(format="litert", precision="int8", int8_smoothing=0, calibration_file="calib.txt"),
-     "--calibration_file applies to --precision=int8_static"),
+     "--calibration_file applies to --precision=int8 with"),
     (dict(format="mediapipe", precision="int8", calibration_file="missing.txt"),
      "--calibration_file missing.txt: no such file"),
 ])

@@ -332,10 +332,10 @@ def check_settings(settings, kind, prefix="--"):
     if settings.calibration_file is None:
         return
     precision, fmt = settings.precision, settings.format
-    if not (precision == "int8_static" or precision == "int8" and (
+    if not (precision == "int8" and (
             fmt == "openvino" or fmt in ("litert", "mediapipe") and settings.int8_smoothing)):
-        raise ValueError(f"{flag['calibration_file']} applies to {flag['precision']}=int8_static,"
-                         f" and to {flag['precision']}=int8 with {flag['format']}=openvino, or "
-                         f"litert or mediapipe with {flag['int8_smoothing']} > 0")
+        raise ValueError(f"{flag['calibration_file']} applies to {flag['precision']}=int8 with "
+                         f"{flag['format']}=openvino, or litert or mediapipe with "
+                         f"{flag['int8_smoothing']} > 0")
     if not os.path.isfile(settings.calibration_file):
         raise ValueError(f"{flag['calibration_file']} {settings.calibration_file}: no such file")

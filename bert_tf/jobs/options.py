@@ -32,10 +32,9 @@ EXPORT_HELP = {
               "embedding and squad; mediapipe: a .tflite with MediaPipe Tasks metadata "
               "(vocabulary, labels) that TextClassifier and TextEmbedder load as it is, for "
               "uncased single-text classifier (probabilities only) and embedding models; "
-              "precision fp32, fp16 (litert, mediapipe), int8 (int8 weights; activations "
-              "quantized at run time, for openvino with scales from calibration text) or "
-              "int8_static (litert, mediapipe: int8 activations too, scales from calibration "
-              "text); see docs/serving.md.",
+              "precision fp32, fp16 (litert, mediapipe) or int8 (int8 weights; activations "
+              "quantized at run time, for openvino with scales from calibration text); see "
+              "docs/serving.md.",
     "jit_compile": "XLA-compile the model function (requests are padded to a few bucket "
                    "shapes; the warm-up requests compile batch 1 at each length while the "
                    "server loads); tensorflow_model_server needs "
@@ -45,11 +44,11 @@ EXPORT_HELP = {
     "text_signatures": "Include serving_default (raw text; needs two TensorFlow Text ops, "
                        "present in stock tensorflow_model_server); false exports only "
                        "core-TensorFlow signatures.",
-    "int8_smoothing": "LiteRT, MediaPipe or OpenVINO int8 (and int8_static): move activation "
+    "int8_smoothing": "LiteRT, MediaPipe or OpenVINO int8: move activation "
                       "outliers into the weights before quantizing (SmoothQuant, this alpha in "
                       "[0, 1]; 0: quantize the weights as they are); see docs/serving.md.",
-    "calibration_file": "LiteRT, MediaPipe or OpenVINO int8 (and int8_static): text whose "
-                        "activations set the smoothing and the static scales, one text per "
+    "calibration_file": "LiteRT, MediaPipe or OpenVINO int8: text whose activations set "
+                        "the smoothing (and OpenVINO's activation scales), one text per "
                         "line, the first 256 used (e.g. the training texts; default: sentences "
                         "of the Python standard library's docstrings).",
 }

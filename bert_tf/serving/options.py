@@ -43,8 +43,7 @@ PRECISIONS = {None: Precision(), "fp32": Precision("float32"), "bf16": Precision
 # weights with activations quantized at run time; OpenVINO by NNCF's post-training quantization
 # (int8 weights and activations, scales from calibration text).
 FORMAT_PRECISIONS = {"saved_model": tuple(p for p in PRECISIONS if p),
-                     "litert": ("fp32", "fp16", "int8", "int8_static"),
-                     "mediapipe": ("fp32", "fp16", "int8", "int8_static"),
+                     "litert": ("fp32", "fp16", "int8"), "mediapipe": ("fp32", "fp16", "int8"),
                      "onnx": ("fp32", "int8"), "openvino": ("fp32", "int8")}
 FORMATS = tuple(FORMAT_PRECISIONS)
 # Every precision some format has, in the order the flags list them.
@@ -58,8 +57,8 @@ class ExportSettings:
       format: "saved_model" (TensorFlow Serving: raw text, features and tf.Example in), or
         "litert" (.tflite) or "onnx" (.onnx): token ids in, for ai-edge-litert and onnxruntime,
         or "mediapipe": a .tflite with MediaPipe Tasks metadata, or "openvino" (model.xml):
-        bert_tf.serving.portable; precision fp32, fp16 (LiteRT), int8 or int8_static (LiteRT:
-        static activation scales); the SavedModel-only settings below do not apply).
+        bert_tf.serving.portable; precision fp32, fp16 (LiteRT) or int8; the SavedModel-only
+        settings below do not apply).
 
       precision: a PRECISIONS name: "fp32" (float32 throughout), "bf16" (bfloat16 weights and
         matmuls; LayerNorm and softmax in float32, float32 outputs: faster on CPUs with
@@ -79,7 +78,7 @@ class ExportSettings:
         activation outliers move into the weights before quantization
         (bert_tf.serving.portable.smoothing); 0 quantizes the weights as they are.
       calibration_file: the text (one per line, the first 256 used) whose activations set that
-        smoothing and int8_static's (and OpenVINO int8's) activation scales (default:
+        smoothing and OpenVINO int8's activation scales (default:
         bert_tf.serving.portable.calibration's docstring sentences).
     """
 

@@ -25,7 +25,6 @@ import os
 import shutil
 import tempfile
 
-import numpy as np
 import tensorflow as tf
 
 from bert_tf import fileio, names
@@ -92,10 +91,9 @@ def write_portable(model, contract, folder, vocab_file, vocab, settings):
     model = with_dtype_policy(model, "float32", skip_padding=False,
                               flat_tokens=fmt in ("litert", "mediapipe"),
                               pooled_only=kind in _POOLED_KINDS)
-    smoothed = precision in ("int8", "int8_static") and fmt != "onnx" and bool(
-        settings.int8_smoothing)
+    smoothed = precision == "int8" and fmt != "onnx" and bool(settings.int8_smoothing)
     calibration = None
-    if smoothed or precision == "int8_static" or (precision, fmt) == ("int8", "openvino"):
+    if smoothed or (precision, fmt) == ("int8", "openvino"):
         calibration = _calibration(settings, vocab_file, contract)
     if smoothed:
         # Not ONNX: after the residual multiplies, tf2onnx's reshape folding gets the
@@ -115,7 +113,7 @@ def write_portable(model, contract, folder, vocab_file, vocab, settings):
     elif fmt == "openvino":
         _write_openvino(features, path, signature, precision, calibration)
     else:
-        _write_litert(features, path, signature, precision, calibration)
+        _write_litert(features, path, signature, precision)
     if fmt == "mediapipe":
         mediapipe_metadata.write_metadata(path, kind, vocab_file, info.get("labels"), info)
     shutil.copyfile(vocab_file, os.path.join(folder, names.VOCAB_ASSET))
@@ -166,7 +164,7 @@ def _smooth(model, settings, batches):
                 settings.int8_smoothing, sum(len(b["input_ids"]) for b in batches))
 
 
-def _write_litert(features, path, signature, precision, calibration):
+def _write_litert(features, path, signature, precision):
     # Builtin ops only: an op outside them would otherwise pass as a TF-fallback op that
     # ai-edge-litert and MediaPipe cannot run. int8: int8 weights, activations quantized at
     # run time per token (dynamic range); fp16: float16 weights.
@@ -175,57 +173,14 @@ def _write_litert(features, path, signature, precision, calibration):
         options["optimizations"] = [tf.lite.Optimize.DEFAULT]
     if precision == "fp16":
         options["target_spec"]["supported_types"] = [tf.float16]
-    if precision == "int8_static":
-        _write_litert_static(features, path, signature, options, calibration)
-        return
     features.export(path, format="litert", input_signature=signature, verbose=False, **options)
 
 
-# The ops an int8_static export runs in int8: the matmuls, the reshapes and transposes between
-# attention's projections and its matmuls, and the embedding lookups. LayerNorm, softmax, GELU
-# and the residual additions stay float32: with every op in int8, a MiniLM classifier (random
-# head) gave fp32's label on 65% of SST-2 dev, and ran slower.
-_STATIC_INT8_OPS = ("FULLY_CONNECTED", "BATCH_MATMUL", "RESHAPE", "TRANSPOSE", "GATHER")
-
-
-def _write_litert_static(features, path, signature, options, calibration):
-    """int8 weights and int8 matmul inputs with scales fixed from the calibration rows, so
-    that XNNPACK runs the matmuls without measuring each request's activations first."""
-    from ai_edge_litert.interpreter import Interpreter
-    lite = tf.lite
-
-    def converter(**settings):
-        made = lite.TFLiteConverter.from_saved_model(work)
-        made.target_spec.supported_ops = options["target_spec"]["supported_ops"]
-        for key, value in settings.items():
-            setattr(made, key, value)
-        return made
-
-    with tempfile.TemporaryDirectory(prefix="bert_tf-litert-") as work:
-        features.export(work, format="tf_saved_model", input_signature=signature,
-                        verbose=False)
-        float_ops = {op["op_name"] for op in Interpreter(
-            model_content=converter().convert())._get_ops_details()}
-        rows = lambda: _calibration_rows(calibration, pad=True)  # noqa: E731
-        debugger = lite.experimental.QuantizationDebugger(
-            converter=converter(optimizations=options["optimizations"],
-                                representative_dataset=rows),
-            debug_dataset=rows, debug_options=lite.experimental.QuantizationDebugOptions(
-                denylisted_ops=sorted(float_ops - set(_STATIC_INT8_OPS))))
-        model = debugger.get_nondebug_quantized_model()
-    with open(path, "wb") as f:
-        f.write(model)
-
-
-def _calibration_rows(calibration, pad=False):
-    """The calibration features one row at a time, each at its own length or (pad: TFLite's
-    calibrator cannot change a model's input shape between rows) all padded to the longest."""
-    longest = max(len(batch["input_ids"][0]) for batch in calibration)
+def _calibration_rows(calibration):
+    """The calibration features one row at a time (each at its real length: no padding)."""
     for batch in calibration:
-        width = longest - len(batch["input_ids"][0]) if pad else 0
         for i in range(len(batch["input_ids"])):
-            yield {name: np.pad(batch[name][i:i + 1], ((0, 0), (0, width)))
-                   for name in names.FEATURE_KEYS}
+            yield {name: batch[name][i:i + 1] for name in names.FEATURE_KEYS}
 
 
 def _write_onnx(features, path, signature, precision):
