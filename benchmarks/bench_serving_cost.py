@@ -470,6 +470,17 @@ def versions(python, packages):
     return json.loads(proc.stdout) if proc.returncode == 0 else {"error": proc.stderr[-300:]}
 
 
+def settings_of(args):
+    """The run's settings as the raw lines record them: files by their names alone (no folder
+    of this machine), the scratch folder and output path left out."""
+    settings = {k: v for k, v in vars(args).items()
+                if k not in STAGE_ARGS + ("workdir", "jsonl")}
+    for key in ("model", "student", "vocab_file", "peer_python"):
+        if settings.get(key) and os.sep in str(settings[key]):
+            settings[key] = os.path.basename(os.path.normpath(settings[key]))
+    return settings
+
+
 def header(args, models):
     flags = cpu_flags()
     git = ["git", "-C", ROOT]
@@ -486,7 +497,7 @@ def header(args, models):
                 "peer python": versions(args.peer_python, [
                     "onnxruntime", "openvino", "onnx", "torch", "transformers", "tokenizers",
                     "ai-edge-litert"])},
-            "settings": {k: v for k, v in vars(args).items() if k not in STAGE_ARGS},
+            "settings": settings_of(args),
             "models": {name: m["config"] for name, m in models.items()},
             "flops": "per pair: L*(8*S*H^2 + 4*S*H*I + 4*S^2*H) + 2*H^2 + 2*H*labels, S = the "
                      "request's longest pair in WordPieces (bert_tf tokenizer, truncated)"}
