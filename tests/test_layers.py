@@ -3,7 +3,8 @@ above its own, function-local imports included. The layers, top to bottom:
 
   runners     root *.py, bert_tf/{predict,flags,flag_reference,google_research_flags,cli,
               convert,plot_metrics,bench_api,processes}.py, bert_tf/quickstart/
-  jobs        bert_tf/jobs/ (the fine-tuning driver and tasks, every runner's job)
+  jobs        bert_tf/jobs/ (the fine-tuning driver and tasks, every runner's job), bert_tf/beam/
+              (the Apache Beam pipelines of create_pretraining_data and predict)
   serving     bert_tf/serving/, bert_tf/prediction/
   training    bert_tf/training/, bert_tf/objectives/
   parts       bert_tf/{model,data,tokenization,checkpoints,metrics}/, bert_tf/{plots,contract}.py
@@ -22,7 +23,8 @@ LAYERS = ("base", "parts", "training", "serving", "jobs", "runners")
 _TOP = {"predict": "runners", "flags": "runners", "flag_reference": "runners", "cli": "runners",
         "google_research_flags": "runners",
         "convert": "runners", "plot_metrics": "runners", "bench_api": "runners",
-        "quickstart": "runners", "processes": "runners", "jobs": "jobs", "serving": "serving", "prediction": "serving",
+        "quickstart": "runners", "processes": "runners", "jobs": "jobs", "beam": "jobs",
+        "serving": "serving", "prediction": "serving",
         "training": "training", "objectives": "training", "model": "parts", "data": "parts",
         "tokenization": "parts", "checkpoints": "parts", "metrics": "parts", "plots": "parts", "contract": "parts",
         "config": "base", "names": "base", "fileio": "base", "options": "base", "kinds": "base",
