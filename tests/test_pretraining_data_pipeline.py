@@ -12,7 +12,7 @@ import tensorflow as tf
 
 from bert_tf.data.pretraining import PretrainingDataOptions, create_pretraining_data
 from bert_tf.data.pretraining import inputs, job, shard_worker
-from tests.helpers import REPO, shared_path
+from tests.helpers import REPO, corpus_slice, shared_path
 from bert_tf import processes
 
 Z = 4.5
@@ -22,20 +22,6 @@ CLS, SEP, MASK = 101, 102, 103
 
 def _vocab():
     return str(shared_path("data/reference/vocab.txt"))
-
-
-def _corpus_slice(tmp_path, name, max_bytes, out_name=None):
-    """The first whole documents of a shared corpus file, about max_bytes of text."""
-    text = shared_path(f"data/corpus/bert_format/{name}").read_text(encoding="utf-8")
-    docs, size = [], 0
-    for doc in text.split("\n\n"):
-        if size >= max_bytes:
-            break
-        docs.append(doc.strip("\n"))
-        size += len(doc)
-    path = tmp_path / (out_name or name)
-    path.write_text("\n\n".join(docs) + "\n", encoding="utf-8")
-    return str(path)
 
 
 def _options(**kw):
@@ -69,8 +55,9 @@ def _parse_all(paths, spec):
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("corpus")
-    return [_corpus_slice(tmp, "wikitext2_raw_valid_test.sentences.txt", 90_000),
-            _corpus_slice(tmp, "gutenberg_prose.sentences.txt", 60_000)]
+    return [corpus_slice(name, tmp / name, max_bytes) for name, max_bytes in (
+        ("wikitext2_raw_valid_test.sentences.txt", 90_000),
+        ("gutenberg_prose.sentences.txt", 60_000))]
 
 
 @pytest.fixture(scope="module")
