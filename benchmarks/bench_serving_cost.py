@@ -1,7 +1,7 @@
-"""Cost per request of bert_tf's SavedModel exports beside ONNX Runtime and OpenVINO serving the
-same weights: raw MRPC dev pairs in, tokenization included in every timing, each variant in its
-own process, alternating A B / B A over rounds, with the machine's matmul ceilings measured in
-the same run (issue 29).
+"""Cost per request of bert_tf's exports beside ONNX Runtime and OpenVINO serving the same
+weights: raw SST-2 dev sentences (or MRPC pairs) in, tokenization included in every timing, each
+variant in its own process, alternating A B / B A over rounds, with the machine's matmul
+ceilings measured in the same run (issues 29, 81).
 
   python3 benchmarks/bench_serving_cost.py --model base --jsonl cost_base.jsonl
   python3 benchmarks/bench_serving_cost.py --model minilm --rounds 1 --requests 4 --batches 1 \
@@ -24,14 +24,16 @@ classifier head included:
                              (tokenized in the graph, each batch cut to its longest row)
   ort_fp32, ort_int8         ONNX Runtime on torch.onnx.export of the HF model, and on
                              onnxruntime.quantization.quantize_dynamic (int8 weights) of it
-  ov_bf16                    OpenVINO's conversion of that ONNX file, compiled with the
-                             inference precision hint bf16
-  litert_fp32, litert_int8, litert_int8_plain, onnx_int8
+  ov_fp32, ov_bf16, ov_int8   OpenVINO's conversion of that ONNX file, compiled with the
+                             inference precision hint f32 or bf16, and NNCF's int8 of it
+                             (calibrated on the texts ours are)
+  litert_fp32, litert_int8, onnx_int8, openvino_fp32, openvino_bf16, openvino_int8
                              bert_tf's own portable exports (export_savedmodel.py
-                             --format=litert|onnx --precision=fp32|int8: token ids in), run in
+                             --format=litert|onnx|openvino --precision=...: token ids in), run in
                              the peers' python with their tokenizer: ai-edge-litert (XNNPACK,
-                             int8 weights with activations quantized per token) and onnxruntime;
-                             litert_int8_plain with --int8_smoothing=0 (no activation smoothing)
+                             int8 weights with activations quantized per token), onnxruntime and
+                             OpenVINO as bert_tf.predict runs them
+The bf16 rows (ov_bf16, openvino_bf16) run only where the CPU has AVX512_BF16 or AMX.
   student_fp32, student_int8, student_int8_bf16
                              the --student run exported as tf_fp32 / tf_int8 / tf_int8_bf16
                              (rows left out without --student)
@@ -94,18 +96,17 @@ TF_VARIANTS = {"tf_fp32": "fp32", "tf_bf16": "bf16", "tf_int8": "int8",
 STUDENT_VARIANTS = {"student_fp32": "fp32", "student_int8": "int8",
                     "student_int8_bf16": "int8_bf16"}
 PEER_VARIANTS = ("ort_fp32", "ort_int8", "ov_fp32", "ov_int8", "ov_bf16")
-BF16_ONLY = ("ov_bf16",)           # run only where the CPU has AVX512_BF16 or AMX
+BF16_ONLY = ("ov_bf16", "openvino_bf16")     # run only where the CPU has AVX512_BF16 or AMX
 # bert_tf's portable exports (export_savedmodel.py --format): run in the peers' python with the
 # peers' tokenizer (token ids in): ai-edge-litert with XNNPACK, onnxruntime, OpenVINO.
 PORTABLE_VARIANTS = {"litert_fp32": ("litert", "fp32"), "litert_int8": ("litert", "int8"),
-                     "litert_int8_static": ("litert", "int8_static"),
                      "onnx_int8": ("onnx", "int8"), "openvino_fp32": ("openvino", "fp32"),
-                     "openvino_int8": ("openvino", "int8")}
-CALIBRATED = ("litert_int8", "litert_int8_static", "openvino_int8")
+                     "openvino_bf16": ("openvino", "bf16"), "openvino_int8": ("openvino", "int8")}
+CALIBRATED = ("litert_int8", "openvino_int8")
 # OpenVINO's inference precision hint per variant (None: OpenVINO's default, bf16 for the
 # float parts where the CPU has it).
 OV_HINTS = {"ov_fp32": "f32", "ov_int8": None, "ov_bf16": "bf16", "openvino_fp32": "f32",
-            "openvino_int8": None}
+            "openvino_bf16": "bf16", "openvino_int8": None}
 REFERENCE = "ort_int8"             # the table's ratios are to this row
 AGREEMENT_REFERENCE = "tf_fp32"    # logits of every variant are compared with this one's
 CEILING_JOBS = {"ceiling_fp32": "float32", "ceiling_bf16": "bfloat16"}

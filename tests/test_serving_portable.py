@@ -309,3 +309,48 @@ def test_a_mediapipe_export_of_another_kind_is_refused_before_exporting():
     with pytest.raises(ValueError, match="format=mediapipe exports classifier, embedding, "
                                          "not squad"):
         check_portable_options("mediapipe", "squad", None, False)
+
+
+@pytest.mark.slow            # two exports and a SavedModel: ~10 s
+def test_bert_tf_predict_answers_squad_from_a_litert_export_as_from_the_savedmodel():
+    """Each batch reaches the runtime cut to its longest row; start and end logits come back
+    zero past it, as the SavedModel's serve_features gives them, so the answers agree."""
+    from bert_tf.jobs.predict import PredictOptions, run
+    questions = support.squad_questions(4)
+    rows = dict(question=[q for _, q, _ in questions],
+                context=[c[:300] for _, _, c in questions])
+    portable = run(PredictOptions(model=_export("squad", "litert")[0], **rows))
+    served = run(PredictOptions(model=support.exported("squad")[1], **rows))
+    assert [(p["start"], p["end"]) for p in portable] == [(s["start"], s["end"]) for s in served]
+    assert [p["score"] for p in portable] == pytest.approx([s["score"] for s in served],
+                                                           abs=1e-4)
+
+
+def test_runtimes_get_each_batch_cut_to_its_longest_row():
+    from bert_tf.prediction.portable import cut_to_longest_row
+    mask = np.array([[1, 1, 1, 0, 0, 0], [1, 1, 1, 1, 0, 0]], np.int32)
+    cut = cut_to_longest_row({"input_ids": mask * 7, "input_mask": mask,
+                              "segment_ids": np.zeros_like(mask)})
+    assert {k: v.shape for k, v in cut.items()} == {k: (2, 4) for k in cut}
+    np.testing.assert_array_equal(cut["input_ids"], (mask * 7)[:, :4])
+
+
+@pytest.mark.parametrize("precision, capabilities, hint", [
+    ("fp32", ["FP32", "BF16", "INT8"], "f32"),
+    ("bf16", ["FP32", "BF16", "INT8"], "bf16"),
+    ("bf16", ["FP32", "INT8"], "f32"),          # emulated bf16 would be far slower
+    ("int8", ["FP32", "INT8"], None),            # OpenVINO's default for the float parts
+])
+def test_openvino_computes_a_bf16_export_in_bfloat16_only_where_the_cpu_has_it(
+        precision, capabilities, hint):
+    from bert_tf.prediction.portable import openvino_hint
+    assert openvino_hint(precision, capabilities) == hint
+
+
+@pytest.mark.slow            # two OpenVINO exports: ~8 s
+def test_an_openvino_bf16_export_is_the_fp32_ir_recorded_as_bf16():
+    fp32_path, _ = _export("classifier", "openvino")
+    path, info = _export("classifier", "openvino", "bf16")
+    assert info["precision"] == "bf16"
+    assert os.path.getsize(os.path.join(path, "model.bin")) == os.path.getsize(
+        os.path.join(fp32_path, "model.bin"))

@@ -32,9 +32,10 @@ EXPORT_HELP = {
               "embedding and squad; mediapipe: a .tflite with MediaPipe Tasks metadata "
               "(vocabulary, labels) that TextClassifier and TextEmbedder load as it is, for "
               "uncased single-text classifier (probabilities only) and embedding models; "
-              "precision fp32, fp16 (litert, mediapipe) or int8 (int8 weights; activations "
-              "quantized at run time, for openvino with scales from calibration text); see "
-              "docs/serving.md.",
+              "precision fp32, fp16 (litert, mediapipe), bf16 (openvino: the fp32 IR computed in "
+              "bfloat16 where the CPU has AVX512_BF16 or AMX) or int8 (int8 weights; "
+              "activations quantized at run time, for openvino with scales from calibration "
+              "text); see docs/serving.md.",
     "jit_compile": "XLA-compile the model function (requests are padded to a few bucket "
                    "shapes; the warm-up requests compile batch 1 at each length while the "
                    "server loads); tensorflow_model_server needs "

@@ -1,13 +1,15 @@
 """bert_tf.predict on LiteRT, ONNX and OpenVINO exports (bert_tf.serving.portable): the export's
 serving head, rebuilt from the contract in its export_info.json, tokenizes raw text in
 TensorFlow as the SavedModel's serving_default does, and its model is the exported file run by
-ai-edge-litert, onnxruntime or OpenVINO (an fp32 export in float32: OpenVINO would otherwise
-compute in bfloat16 on CPUs that have it).
+ai-edge-litert, onnxruntime or OpenVINO on each batch cut to its longest row. OpenVINO computes
+an fp32 export in float32 (it would otherwise use bfloat16 on CPUs that have it), and a bf16
+export in bfloat16 where the CPU has it, else in float32.
 The rows therefore get the same JSON lines as from a SavedModel of the same model (a mediapipe
 export's classifier gives log-probabilities as its logits: the file outputs probabilities
 only)."""
 
 import json
+import logging
 import os
 
 import numpy as np
@@ -15,6 +17,8 @@ import numpy as np
 from bert_tf import fileio, names
 from bert_tf.names import EXPORT_INFO
 from bert_tf.prediction.inputs import InputError
+
+logger = logging.getLogger("bert_tf")
 
 FILES = names.PORTABLE_FILES
 _INSTALL = {"litert": "pip install ai-edge-litert==2.3.0",
@@ -66,9 +70,11 @@ class RuntimeModel:
 
     def __call__(self, features, training=False):
         import tensorflow as tf
-        out = self._run({k: np.asarray(features[k], np.int32) for k in names.FEATURE_KEYS})
-        if self.kind == "squad":
-            found = {k: out[k] for k in ("start_logits", "end_logits")}
+        features = {k: np.asarray(features[k], np.int32) for k in names.FEATURE_KEYS}
+        out = self._run(cut_to_longest_row(features))
+        if self.kind == "squad":         # per token: zero past the longest row, as the
+            length = features["input_mask"].shape[1]     # SavedModel's serve_features gives
+            found = {k: _zero_padded(out[k], length) for k in ("start_logits", "end_logits")}
         elif self.kind == "embedding":
             found = {"embedding": out["embedding"]}
         elif self.kind == "regression":
@@ -80,13 +86,41 @@ class RuntimeModel:
         return {k: tf.constant(v) for k, v in found.items()}
 
 
+def cut_to_longest_row(features):
+    """int32 features [B, S] cut to 1 + the last position any row's input_mask covers: the head
+    packs every text to the sequence length, and the runtime would compute on the padding."""
+    used = int(np.flatnonzero(features["input_mask"].any(axis=0)).max(initial=0)) + 1
+    return {k: v[:, :used] for k, v in features.items()}
+
+
+def _zero_padded(values, length):
+    """[B, n] -> [B, length], zeros after the n values."""
+    return np.pad(values, [(0, 0), (0, length - values.shape[1])])
+
+
+def openvino_hint(precision, capabilities):
+    """OpenVINO's inference precision hint for an export of `precision` on a CPU with
+    `capabilities` (its OPTIMIZATION_CAPABILITIES): "f32" for fp32, and for bf16 where the CPU
+    has no native bfloat16 (OpenVINO would emulate it, far slower than float32); "bf16" for
+    bf16 where it has; None (OpenVINO's default) for int8."""
+    if precision == "bf16":
+        if "BF16" in capabilities:
+            return "bf16"
+        logger.warning("a bf16 OpenVINO export on a CPU without AVX512_BF16 or AMX: computed "
+                       "in float32")
+        return "f32"
+    return "f32" if precision == "fp32" else None
+
+
 def _openvino_runner(path, precision):
     """A function of int32 features -> {output name: array} running the OpenVINO IR at `path`
-    on the CPU (in float32 for an fp32 export)."""
+    on the CPU in the precision openvino_hint gives."""
     import openvino as ov
     import openvino.properties.hint as hints
-    config = {hints.inference_precision: ov.Type.f32} if precision == "fp32" else {}
-    compiled = ov.Core().compile_model(path, "CPU", config)
+    core = ov.Core()
+    hint = openvino_hint(precision, core.get_property("CPU", "OPTIMIZATION_CAPABILITIES"))
+    config = {hints.inference_precision: getattr(ov.Type, hint)} if hint else {}
+    compiled = core.compile_model(path, "CPU", config)
     request = compiled.create_infer_request()
 
     def run(features):

@@ -41,10 +41,11 @@ PRECISIONS = {None: Precision(), "fp32": Precision("float32"), "bf16": Precision
 # The precisions of each export format: the SavedModel's are PRECISIONS (bert_tf's own compute);
 # LiteRT and ONNX quantize in their converters (bert_tf.serving.portable): fp16 weights, or int8
 # weights with activations quantized at run time; OpenVINO by NNCF's post-training quantization
-# (int8 weights and activations, scales from calibration text).
+# (int8 weights and activations, scales from calibration text), and its bf16 is the fp32 IR
+# computed in bfloat16 where the CPU has AVX512_BF16 or AMX (float32 elsewhere).
 FORMAT_PRECISIONS = {"saved_model": tuple(p for p in PRECISIONS if p),
                      "litert": ("fp32", "fp16", "int8"), "mediapipe": ("fp32", "fp16", "int8"),
-                     "onnx": ("fp32", "int8"), "openvino": ("fp32", "int8")}
+                     "onnx": ("fp32", "int8"), "openvino": ("fp32", "bf16", "int8")}
 FORMATS = tuple(FORMAT_PRECISIONS)
 # Every precision some format has, in the order the flags list them.
 EXPORT_PRECISIONS = tuple(dict.fromkeys(p for ps in FORMAT_PRECISIONS.values() for p in ps))
@@ -57,8 +58,8 @@ class ExportSettings:
       format: "saved_model" (TensorFlow Serving: raw text, features and tf.Example in), or
         "litert" (.tflite) or "onnx" (.onnx): token ids in, for ai-edge-litert and onnxruntime,
         or "mediapipe": a .tflite with MediaPipe Tasks metadata, or "openvino" (model.xml):
-        bert_tf.serving.portable; precision fp32, fp16 (LiteRT) or int8; the SavedModel-only
-        settings below do not apply).
+        bert_tf.serving.portable; precision fp32, fp16 (LiteRT), bf16 (OpenVINO) or int8; the
+        SavedModel-only settings below do not apply).
 
       precision: a PRECISIONS name: "fp32" (float32 throughout), "bf16" (bfloat16 weights and
         matmuls; LayerNorm and softmax in float32, float32 outputs: faster on CPUs with

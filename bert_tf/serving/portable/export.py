@@ -199,9 +199,10 @@ def _write_onnx(features, path, signature, precision):
 
 
 def _write_openvino(features, path, signature, precision, calibration):
-    """OpenVINO IR (model.xml and model.bin): Keras 3's export of the feature model, and for
-    int8 NNCF's post-training quantization of it, activation scales from the calibration
-    features (the model's activations arrive smoothed already: NNCF's own smoothing is off)."""
+    """OpenVINO IR (model.xml and model.bin): Keras 3's export of the feature model (fp32 and
+    bf16 alike: bf16 is a compile-time hint, bert_tf.prediction.portable), and for int8 NNCF's
+    post-training quantization of it, activation scales from the calibration features (the
+    model's activations arrive smoothed already: NNCF's own smoothing is off)."""
     _require("openvino", ("openvino",) + (("nncf",) if precision == "int8" else ()))
     if precision != "int8":
         features.export(path, format="openvino", input_signature=signature, verbose=False)
