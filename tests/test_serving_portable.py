@@ -117,14 +117,18 @@ def test_fp32_exports_give_the_keras_models_outputs_by_the_savedmodels_names(kin
 @pytest.mark.slow            # each exports (LiteRT conversion, tf2onnx): 2-5 s
 def test_litert_dense_layers_lower_to_fully_connected_without_shape_arithmetic():
     """FlatTokens: a Dense on [batch, length, hidden] of unknown sizes would lower to SHAPE,
-    REDUCE_PROD and PACK around each matmul (48 of each in MiniLM), which XNNPACK runs apart."""
+    REDUCE_PROD and PACK around each matmul (48 of each in MiniLM), which XNNPACK runs apart.
+    Query, key and value are one FULLY_CONNECTED per block (SelfAttention.fused_projections):
+    4 per block with the attention output and the two feed-forward ones, and the pooler and
+    classifier."""
     import collections
 
     from ai_edge_litert.interpreter import Interpreter
     path, _ = _export("classifier", "litert")
     ops = collections.Counter(op["op_name"] for op in Interpreter(
         model_path=os.path.join(path, "model.tflite"))._get_ops_details())
-    assert ops["FULLY_CONNECTED"] > 0 and ops["REDUCE_PROD"] == 0
+    blocks = support.build_model("classifier").encoder.config.num_hidden_layers
+    assert ops["FULLY_CONNECTED"] == 4 * blocks + 2 and ops["REDUCE_PROD"] == 0
 
 
 @pytest.mark.slow            # each exports (LiteRT conversion, tf2onnx): 2-5 s

@@ -102,6 +102,9 @@ def write_portable(model, contract, folder, vocab_file, vocab, settings):
     if fmt == "openvino":
         from bert_tf.serving.portable.openvino_graph import for_openvino
         for_openvino(model)
+    if fmt in ("litert", "mediapipe"):
+        for block in getattr(model, "encoder", model).blocks:
+            block.attention.fused_projections = True
     head = make_head(kind, model, vocab.id_to_token, contract.do_lower_case,
                      contract.max_seq_length, contract)
     features = feature_model(head, _ONLY_OUTPUT.get(kind) if fmt == "mediapipe" else None)
