@@ -47,7 +47,8 @@ EXPORT_HELP = {
                        "core-TensorFlow signatures.",
     "int8_smoothing": "LiteRT, MediaPipe or OpenVINO int8: move activation "
                       "outliers into the weights before quantizing (SmoothQuant, this alpha in "
-                      "[0, 1]; 0: quantize the weights as they are); see docs/serving.md.",
+                      "[0, 1], for OpenVINO by NNCF; 0: quantize the weights as they are); see "
+                      "docs/serving.md.",
     "calibration_file": "LiteRT, MediaPipe or OpenVINO int8: text whose activations set "
                         "the smoothing (and OpenVINO's activation scales), one text per "
                         "line, the first 256 used (e.g. the training texts; default: sentences "

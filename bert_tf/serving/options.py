@@ -77,7 +77,8 @@ class ExportSettings:
         bert_tf.tokenization.serving_ops); False exports core-TensorFlow-only signatures.
       int8_smoothing: LiteRT, MediaPipe and OpenVINO int8: the SmoothQuant alpha with which
         activation outliers move into the weights before quantization
-        (bert_tf.serving.portable.smoothing); 0 quantizes the weights as they are.
+        (bert_tf.serving.portable.smoothing; OpenVINO: NNCF's); 0 quantizes the weights as they
+        are.
       calibration_file: the text (one per line, the first 256 used) whose activations set that
         smoothing and OpenVINO int8's activation scales (default:
         bert_tf.serving.portable.calibration's docstring sentences).
