@@ -47,10 +47,11 @@ from serving_precision import dev_rows  # noqa: E402
 from bert_tf.names import PORTABLE_FILES  # noqa: E402
 
 VARIANTS = ("onnx_fp32,onnx_int8,litert_fp32,litert_int8,mediapipe_int8,"
-            "mediapipe_int8_train,openvino_fp32,openvino_int8,openvino_int8_train")
+            "mediapipe_int8_train,openvino_fp32,openvino_bf16,openvino_int8,openvino_int8_train")
 # A variant is format_precision[_how]. LiteRT, MediaPipe and OpenVINO int8 are smoothed and
 # calibrated on bert_tf's docstring sentences (the export's default), _train on the first 256
-# SST-2 training sentences; _plain: no smoothing. ONNX int8 is never smoothed.
+# SST-2 training sentences; _plain: no smoothing. ONNX int8 is never smoothed. OpenVINO bf16
+# runs in bfloat16 where the CPU has it (the CPU is in every line).
 EMBEDDING_PRECISIONS = ("fp32", "int8")
 
 def mediapipe(kind, folder, texts):
