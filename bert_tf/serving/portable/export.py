@@ -94,7 +94,7 @@ def write_portable(model, contract, folder, vocab_file, vocab, settings):
     # int8 smoothing: ours on the Keras copy for LiteRT and MediaPipe; NNCF's SmoothQuant, with
     # the same alpha and calibration text, for OpenVINO (_write_openvino), where the smoothed
     # LayerNorm output would feed the residual and the quantizer apart and OpenVINO could not
-    # fuse the quantizer into the LayerNorm (BERT-base int8 5% slower at batch 32).
+    # fuse the quantizer into the LayerNorm (docs/serving.md, int8 activation smoothing).
     smoothed = precision == "int8" and fmt != "onnx" and bool(settings.int8_smoothing)
     calibration = None
     if smoothed or (precision, fmt) == ("int8", "openvino"):
