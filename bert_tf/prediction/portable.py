@@ -87,9 +87,11 @@ class RuntimeModel:
 
 
 def cut_to_longest_row(features):
-    """int32 features [B, S] cut to 1 + the last position any row's input_mask covers: the head
-    packs every text to the sequence length, and the runtime would compute on the padding."""
-    used = int(np.flatnonzero(features["input_mask"].any(axis=0)).max(initial=0)) + 1
+    """int32 features [B, S] cut to the length the SavedModel would run them at without buckets
+    (bert_tf.serving.padding.used_length): the head packs every text to the sequence length,
+    and the runtime would compute on the padding."""
+    from bert_tf.serving.padding import used_length
+    used = max(int(used_length(features["input_mask"])), 1)
     return {k: v[:, :used] for k, v in features.items()}
 
 
