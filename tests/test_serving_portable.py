@@ -115,12 +115,14 @@ def test_fp32_exports_give_the_keras_models_outputs_by_the_savedmodels_names(kin
 
 
 @pytest.mark.slow            # each exports (LiteRT conversion, tf2onnx): 2-5 s
-def test_litert_dense_layers_lower_to_fully_connected_without_shape_arithmetic():
+def test_litert_export_takes_the_fewest_operators_per_layer():
     """FlatTokens: a Dense on [batch, length, hidden] of unknown sizes would lower to SHAPE,
     REDUCE_PROD and PACK around each matmul (48 of each in MiniLM), which XNNPACK runs apart.
-    Query, key and value are one FULLY_CONNECTED per block (SelfAttention.fused_projections):
-    4 per block with the attention output and the two feed-forward ones, and the pooler and
-    classifier."""
+    bert_tf.serving.portable.litert_graph: query, key and value are one FULLY_CONNECTED per
+    block (4 per block with the attention output and the two feed-forward ones, and the pooler
+    and classifier), split into heads by one TRANSPOSE (one more for the context; the last
+    block, read only at [CLS], needs none); each LayerNorm is 2 MEANs and 1 RSQRT, with none of
+    Keras' SQUARED_DIFFERENCE and NEG."""
     import collections
 
     from ai_edge_litert.interpreter import Interpreter
@@ -128,7 +130,11 @@ def test_litert_dense_layers_lower_to_fully_connected_without_shape_arithmetic()
     ops = collections.Counter(op["op_name"] for op in Interpreter(
         model_path=os.path.join(path, "model.tflite"))._get_ops_details())
     blocks = support.build_model("classifier").encoder.config.num_hidden_layers
+    norms = 2 * blocks + 1
     assert ops["FULLY_CONNECTED"] == 4 * blocks + 2 and ops["REDUCE_PROD"] == 0
+    assert ops["TRANSPOSE"] == 2 * blocks - 1
+    assert ops["MEAN"] == 2 * norms and ops["RSQRT"] == norms
+    assert ops["SQUARED_DIFFERENCE"] == ops["NEG"] == 0
 
 
 @pytest.mark.slow            # each exports (LiteRT conversion, tf2onnx): 2-5 s

@@ -33,10 +33,10 @@ class SelfAttention(keras.layers.Layer):
     the output projection. Softmax runs in float32 under mixed precision."""
 
     softmax_dtype = "float32"
-    # Set on a LiteRT export copy (bert_tf.serving.portable): query, key and value as one
-    # [H, 3H] matmul, one FULLY_CONNECTED whose input XNNPACK quantizes once instead of three
-    # times (the same logits, a little faster). Not a config entry: the weights stay three
-    # Dense layers, as checkpoints hold them.
+    # Set on a LiteRT export copy (bert_tf.serving.portable.litert_graph): query, key and value
+    # as one [H, 3H] matmul, one FULLY_CONNECTED whose input XNNPACK quantizes once instead of
+    # three times, split into heads by one transpose (the same logits, fewer operators). Not a
+    # config entry: the weights stay three Dense layers, as checkpoints hold them.
     fused_projections = False
 
     def __init__(self, hidden_size, num_heads, initializer_range=0.02, dropout_rate=0.1, **kwargs):
@@ -73,20 +73,28 @@ class SelfAttention(keras.layers.Layer):
 
     def heads(self, x, layout):
         """The query (scaled by 1 / sqrt(head_size)), key and value heads [B, N, S, D] of x."""
-        scale = 1.0 / math.sqrt(self.head_size)
-        if self.fused_projections:
-            kernel = ops.concatenate([self.query.kernel * scale, self.key.kernel,
-                                      self.value.kernel], axis=-1)                # [H, 3H]
-            bias = ops.concatenate([self.query.bias * scale, self.key.bias, self.value.bias])
-            q, k, v = ops.split(ops.matmul(x, kernel) + bias, 3, axis=-1)
-        else:
-            q, k, v = self.query(x) * ops.cast(scale, x.dtype), self.key(x), self.value(x)
+        scale = ops.cast(1.0 / math.sqrt(self.head_size), x.dtype)
+        q, k, v = self.query(x) * scale, self.key(x), self.value(x)
         return tuple(self.split_heads(t, layout) for t in (q, k, v))
+
+    def fused_heads(self, x, layout, batch):
+        """heads() as three [1, B, N, S, D] slices of one [3, B, N, S, D] tensor: one matmul,
+        one reshape, one transpose."""
+        scale = 1.0 / math.sqrt(self.head_size)
+        kernel = ops.concatenate([self.query.kernel * scale, self.key.kernel,
+                                  self.value.kernel], axis=-1)                    # [H, 3H]
+        bias = ops.concatenate([self.query.bias * scale, self.key.bias, self.value.bias])
+        qkv = ops.matmul(x, kernel) + bias
+        qkv = qkv if layout is None else layout.to_padded(qkv)                     # [B, S, 3H]
+        qkv = ops.reshape(qkv, (batch, -1, 3, self.num_heads, self.head_size))
+        return ops.split(ops.transpose(qkv, (2, 0, 3, 1, 4)), 3, axis=0)
 
     def call(self, x, bias, training=None, layout=None, first_query_only=False):
         """x [B, S, H], or [T, H] with `layout` (a RealTokens of the real tokens): then the
         projections run on the T tokens and only the attention itself on the padded layout.
         first_query_only (inference): the context of position 0 alone, [B, H]."""
+        if self.fused_projections:
+            return self._fused_call(x, bias, layout, first_query_only)
         q, k, v = self.heads(x, layout)                                         # [B, N, S, D]
         batch, seq = _batch_and_length(q, layout, length_axis=2)
         if first_query_only:
@@ -99,6 +107,20 @@ class SelfAttention(keras.layers.Layer):
             probs = attention_probs(q, k, bias, softmax_dtype=self.softmax_dtype)
             context = ops.matmul(probs, v)                                       # [B, N, S, D]
         context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)),
+                              (batch, seq, self.hidden_size))
+        return layout.to_rows(context) if layout is not None else context
+
+    def _fused_call(self, x, bias, layout, first_query_only):
+        """call() at inference with fused_heads(), every tensor one rank higher."""
+        batch, seq = _batch_and_length(x, layout)
+        q, k, v = self.fused_heads(x, layout, batch)                         # [1, B, N, S, D]
+        if first_query_only:
+            q = q[:, :, :, :1]
+        probs = attention_probs(q, k, bias, softmax_dtype=self.softmax_dtype)
+        context = ops.matmul(probs, v)                                       # [1, B, N, S, D]
+        if first_query_only:
+            return ops.reshape(context, (batch, self.hidden_size))
+        context = ops.reshape(ops.transpose(context, (0, 1, 3, 2, 4)),
                               (batch, seq, self.hidden_size))
         return layout.to_rows(context) if layout is not None else context
 

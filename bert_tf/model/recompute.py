@@ -21,9 +21,10 @@ def _after(gradient):
 
 
 def attention_probs(q, k, bias, softmax_dtype="float32"):
-    """Attention probabilities [B, N, S, S] in q's dtype; the softmax runs in `softmax_dtype`
-    (float32 unless a caller knows its kernel computes in float32 inside)."""
-    scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))
+    """Attention probabilities [B, N, S, S] (or any leading axes) in q's dtype; the softmax
+    runs in `softmax_dtype` (float32 unless a caller knows its kernel computes in float32
+    inside)."""
+    scores = ops.matmul(q, ops.swapaxes(k, -1, -2))                # [..., S, S]
     scores = ops.cast(scores, softmax_dtype) + ops.cast(bias, softmax_dtype)
     return ops.cast(ops.softmax(scores, axis=-1), q.dtype)
 

@@ -107,8 +107,8 @@ def write_portable(model, contract, folder, vocab_file, vocab, settings):
         from bert_tf.serving.portable.openvino_graph import for_openvino
         for_openvino(model)
     if fmt in ("litert", "mediapipe"):
-        for block in getattr(model, "encoder", model).blocks:
-            block.attention.fused_projections = True
+        from bert_tf.serving.portable.litert_graph import for_litert
+        for_litert(model)
     head = make_head(kind, model, vocab.id_to_token, contract.do_lower_case,
                      contract.max_seq_length, contract)
     features = feature_model(head, _ONLY_OUTPUT.get(kind) if fmt == "mediapipe" else None)

@@ -1,0 +1,38 @@
+"""The export copy written with as few LiteRT operators as the same values allow.
+
+A batch-1 request is some 25 tokens, and at that size each LiteRT operator costs XNNPACK a few
+microseconds whatever it computes: a MiniLM export had 311 of them, 143 in its LayerNorms. Two
+rewrites, the same logits to float rounding (docs/serving.md, LiteRT graph):
+- every LayerNorm as (x - mean) * rsqrt(mean((x - mean)^2) + eps) * gamma + beta, 9 operators
+  where Keras' x * inv + (beta - mean * inv) lowers to 11;
+- query, key and value as one [H, 3H] FULLY_CONNECTED whose output one TRANSPOSE turns into
+  the heads of all three (SelfAttention.fused_projections), where three projections took
+  three reshapes and three transposes.
+"""
+
+import keras
+import tensorflow as tf
+
+from bert_tf.model.int8 import FusedLayerNorm, _layers_of, _replace_sublayer
+
+
+class CompactLayerNorm(FusedLayerNorm):
+    """A last-axis LayerNorm with scale and offset (FusedLayerNorm's weights and
+    from_layer_norm) in the fewest elementwise operators."""
+
+    def call(self, x):
+        centred = x - tf.reduce_mean(x, axis=[-1], keepdims=True)
+        variance = tf.reduce_mean(centred * centred, axis=[-1], keepdims=True)
+        return centred * tf.math.rsqrt(variance + self.epsilon) * self.gamma + self.beta
+
+
+def for_litert(model):
+    """Rewrites `model` (an export copy) in place: every LayerNormalization a
+    CompactLayerNorm, every attention's projections fused."""
+    for parent in _layers_of(model):
+        for attribute, child in list(vars(parent).items()):
+            if isinstance(child, keras.layers.LayerNormalization):
+                _replace_sublayer(parent, attribute, CompactLayerNorm.from_layer_norm(child))
+    for block in getattr(model, "encoder", model).blocks:
+        block.attention.fused_projections = True
+    return model

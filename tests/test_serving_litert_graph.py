@@ -1,0 +1,50 @@
+"""bert_tf.serving.portable.litert_graph: the LiteRT export copy's rewrites keep the encoder's
+outputs (the LiteRT export tests check the converted file's operators)."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf.config import BertConfig
+from bert_tf.model.encoder import BertEncoder
+from bert_tf.model.precision import with_dtype_policy
+from bert_tf.serving.portable.litert_graph import CompactLayerNorm, for_litert
+
+CONFIG = BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                    intermediate_size=64, max_position_embeddings=16)
+MASK = np.array([[1, 1, 1, 1, 1, 1], [1, 1, 1, 0, 0, 0], [1, 0, 0, 0, 0, 0]], np.int32)
+
+
+def _inputs():
+    ids = np.random.default_rng(0).integers(1, 50, size=MASK.shape).astype(np.int32) * MASK
+    return {"input_ids": tf.constant(ids), "input_mask": tf.constant(MASK),
+            "segment_ids": tf.zeros_like(ids)}
+
+
+@pytest.mark.parametrize("options", [{}, {"flat_tokens": True}, {"pooled_only": True},
+                                     {"flat_tokens": True, "pooled_only": True}])
+def test_the_litert_copy_gives_the_encoders_outputs(options):
+    keras.utils.set_random_seed(3)
+    encoder = BertEncoder(CONFIG)
+    want = tf.function(lambda f: encoder(f, training=False))(_inputs())
+    copy = for_litert(with_dtype_policy(encoder, "float32", **options))
+    got = tf.function(lambda f: copy(f, training=False))(_inputs())
+    np.testing.assert_allclose(got["pooled_output"], want["pooled_output"], atol=1e-5)
+    length = got["sequence_output"].shape[1]
+    np.testing.assert_allclose(got["sequence_output"], want["sequence_output"][:, :length],
+                               atol=1e-5)
+    assert all(block.attention.fused_projections for block in copy.blocks)
+    assert not any(block.attention.fused_projections for block in encoder.blocks)
+
+
+def test_every_layernorm_of_the_copy_is_compact_with_the_same_weights():
+    keras.utils.set_random_seed(3)
+    encoder = BertEncoder(CONFIG)
+    copy = for_litert(with_dtype_policy(encoder, "float32"))
+    norms = [layer for layer in copy._flatten_layers(include_self=False, recursive=True)
+             if isinstance(layer, (keras.layers.LayerNormalization, CompactLayerNorm))]
+    assert norms and all(isinstance(layer, CompactLayerNorm) for layer in norms)
+    first = encoder.blocks[0].attention_layer_norm
+    np.testing.assert_array_equal(copy.blocks[0].attention_layer_norm.gamma.numpy(),
+                                  first.gamma.numpy())
