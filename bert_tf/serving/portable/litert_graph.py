@@ -2,7 +2,7 @@
 
 A batch-1 request is some 25 tokens, and at that size each LiteRT operator costs XNNPACK a few
 microseconds whatever it computes: a MiniLM export had 311 of them, 143 in its LayerNorms. Two
-rewrites, the same logits to float rounding (docs/serving.md, LiteRT graph):
+rewrites, the same logits to float rounding (docs/serving.md, How they are built):
 - every LayerNorm as (x - mean) * rsqrt(mean((x - mean)^2) + eps) * gamma + beta, 9 operators
   where Keras' x * inv + (beta - mean * inv) lowers to 11;
 - query, key and value as one [H, 3H] FULLY_CONNECTED whose output one TRANSPOSE turns into
