@@ -7,6 +7,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.config import BertConfig
+from bert_tf.model.attention import SelfAttention
 from bert_tf.model.encoder import BertEncoder
 from bert_tf.model.precision import with_dtype_policy
 from bert_tf.serving.portable.litert_graph import CompactLayerNorm, for_litert
@@ -22,11 +23,22 @@ def _inputs():
             "segment_ids": tf.zeros_like(ids)}
 
 
+def _encoder():
+    """A small encoder whose LayerNorms scale and shift (fresh ones are 1 and 0)."""
+    keras.utils.set_random_seed(3)
+    encoder = BertEncoder(CONFIG)
+    rng = np.random.default_rng(0)
+    for layer in encoder._flatten_layers(include_self=False, recursive=True):
+        if isinstance(layer, keras.layers.LayerNormalization):
+            layer.gamma.assign(rng.uniform(0.5, 2.0, layer.gamma.shape).astype(np.float32))
+            layer.beta.assign(rng.normal(0.0, 0.5, layer.beta.shape).astype(np.float32))
+    return encoder
+
+
 @pytest.mark.parametrize("options", [{}, {"flat_tokens": True}, {"pooled_only": True},
                                      {"flat_tokens": True, "pooled_only": True}])
 def test_the_litert_copy_gives_the_encoders_outputs(options):
-    keras.utils.set_random_seed(3)
-    encoder = BertEncoder(CONFIG)
+    encoder = _encoder()
     want = tf.function(lambda f: encoder(f, training=False))(_inputs())
     copy = for_litert(with_dtype_policy(encoder, "float32", **options))
     got = tf.function(lambda f: copy(f, training=False))(_inputs())
@@ -39,12 +51,20 @@ def test_the_litert_copy_gives_the_encoders_outputs(options):
 
 
 def test_every_layernorm_of_the_copy_is_compact_with_the_same_weights():
-    keras.utils.set_random_seed(3)
-    encoder = BertEncoder(CONFIG)
+    encoder = _encoder()
     copy = for_litert(with_dtype_policy(encoder, "float32"))
     norms = [layer for layer in copy._flatten_layers(include_self=False, recursive=True)
              if isinstance(layer, (keras.layers.LayerNormalization, CompactLayerNorm))]
     assert norms and all(isinstance(layer, CompactLayerNorm) for layer in norms)
-    first = encoder.blocks[0].attention_layer_norm
-    np.testing.assert_array_equal(copy.blocks[0].attention_layer_norm.gamma.numpy(),
-                                  first.gamma.numpy())
+    for name in ("gamma", "beta"):
+        np.testing.assert_array_equal(
+            getattr(copy.blocks[0].attention_layer_norm, name).numpy(),
+            getattr(encoder.blocks[0].attention_layer_norm, name).numpy())
+
+
+def test_fused_attention_is_for_inference_only_training_keeps_dropout():
+    keras.utils.set_random_seed(3)
+    attention = SelfAttention(32, 4, dropout_rate=0.5)
+    attention.fused_projections = True
+    x, bias = tf.random.normal([2, 6, 32]), tf.zeros([2, 1, 1, 6])
+    assert not np.allclose(attention(x, bias, training=True), attention(x, bias, training=False))

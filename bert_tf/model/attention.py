@@ -35,8 +35,9 @@ class SelfAttention(keras.layers.Layer):
     softmax_dtype = "float32"
     # Set on a LiteRT export copy (bert_tf.serving.portable.litert_graph): query, key and value
     # as one [H, 3H] matmul, one FULLY_CONNECTED whose input XNNPACK quantizes once instead of
-    # three times, split into heads by one transpose (the same logits, fewer operators). Not a
-    # config entry: the weights stay three Dense layers, as checkpoints hold them.
+    # three times, split into heads by one transpose (the same logits, fewer operators). At
+    # inference only. Not a config entry: the weights stay three Dense layers, as checkpoints
+    # hold them.
     fused_projections = False
 
     def __init__(self, hidden_size, num_heads, initializer_range=0.02, dropout_rate=0.1, **kwargs):
@@ -93,7 +94,7 @@ class SelfAttention(keras.layers.Layer):
         """x [B, S, H], or [T, H] with `layout` (a RealTokens of the real tokens): then the
         projections run on the T tokens and only the attention itself on the padded layout.
         first_query_only (inference): the context of position 0 alone, [B, H]."""
-        if self.fused_projections:
+        if self.fused_projections and not training:
             return self._fused_call(x, bias, layout, first_query_only)
         q, k, v = self.heads(x, layout)                                         # [B, N, S, D]
         batch, seq = _batch_and_length(q, layout, length_axis=2)
@@ -115,7 +116,7 @@ class SelfAttention(keras.layers.Layer):
         batch, seq = _batch_and_length(x, layout)
         q, k, v = self.fused_heads(x, layout, batch)                         # [1, B, N, S, D]
         if first_query_only:
-            q = q[:, :, :, :1]
+            q = q[:, :, :, :1]                                               # [1, B, N, 1, D]
         probs = attention_probs(q, k, bias, softmax_dtype=self.softmax_dtype)
         context = ops.matmul(probs, v)                                       # [1, B, N, S, D]
         if first_query_only:
