@@ -95,6 +95,19 @@ def conll_head(src, dst, blocks):
     return str(dst)
 
 
+# Three texts of 6, 3 and 1 tokens padded to 6: the token layouts' cases in one batch.
+RAGGED_MASK = np.array([[1, 1, 1, 1, 1, 1], [1, 1, 1, 0, 0, 0], [1, 0, 0, 0, 0, 0]], np.int32)
+
+
+def ragged_features(vocab=50):
+    """Encoder features of RAGGED_MASK's texts: fixed random ids below `vocab`, 0 at padding."""
+    import tensorflow as tf
+    ids = np.random.default_rng(0).integers(1, vocab, size=RAGGED_MASK.shape).astype(
+        np.int32) * RAGGED_MASK
+    return {"input_ids": tf.constant(ids), "input_mask": tf.constant(RAGGED_MASK),
+            "segment_ids": tf.zeros_like(ids)}
+
+
 def pretraining_features(n=16, seq=16, vocab=50):
     """n fixed pre-training examples (5 masked positions, random NSP labels) as numpy arrays."""
     rng = np.random.default_rng(0)

@@ -6,6 +6,7 @@ position as rows, with every output unchanged."""
 import keras
 import numpy as np
 import tensorflow as tf
+from helpers import RAGGED_MASK, ragged_features
 
 from bert_tf.config import BertConfig
 from bert_tf.model.encoder import BertEncoder
@@ -15,13 +16,7 @@ from bert_tf.model.precision import with_dtype_policy
 
 CONFIG = BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                     intermediate_size=64, max_position_embeddings=16)
-MASK = np.array([[1, 1, 1, 1, 1, 1], [1, 1, 1, 0, 0, 0], [1, 0, 0, 0, 0, 0]], np.int32)
-
-
-def _inputs():
-    ids = np.random.default_rng(0).integers(1, 50, size=MASK.shape).astype(np.int32) * MASK
-    return {"input_ids": tf.constant(ids), "input_mask": tf.constant(MASK),
-            "segment_ids": tf.zeros_like(ids)}
+MASK = RAGGED_MASK
 
 
 def _padded_and_packed():
@@ -40,8 +35,8 @@ def test_packing_moves_the_real_tokens_and_back():
 
 def test_skipping_padding_keeps_every_output_at_real_tokens():
     padded, packed = _padded_and_packed()
-    want = tf.function(lambda f: padded(f, training=False))(_inputs())
-    got = tf.function(lambda f: packed(f, training=False))(_inputs())
+    want = tf.function(lambda f: padded(f, training=False))(ragged_features())
+    got = tf.function(lambda f: packed(f, training=False))(ragged_features())
     real = MASK.astype(bool)
     np.testing.assert_allclose(got["pooled_output"], want["pooled_output"], atol=1e-5)
     for name in ("sequence_output",):
@@ -56,13 +51,13 @@ def test_skipping_padding_keeps_an_int8_models_outputs_at_real_tokens():
     quantized, quantized_packed = int8_model(padded), int8_model(padded, skip_padding=True)
     want = tf.function(lambda f: quantized(f, training=False))
     got = tf.function(lambda f: quantized_packed(f, training=False))
-    np.testing.assert_allclose(got(_inputs())["pooled_output"],
-                               want(_inputs())["pooled_output"], atol=1e-5)
+    np.testing.assert_allclose(got(ragged_features())["pooled_output"],
+                               want(ragged_features())["pooled_output"], atol=1e-5)
 
 
 def test_training_runs_on_the_padded_layout():
     _, packed = _padded_and_packed()
-    out = packed(_inputs(), training=True)
+    out = packed(ragged_features(), training=True)
     assert out["sequence_output"].numpy()[~MASK.astype(bool)].any()    # padding computed
 
 
@@ -84,8 +79,8 @@ def test_flat_tokens_keep_every_output_padding_included():
     keras.utils.set_random_seed(3)
     padded = BertEncoder(CONFIG)
     flat = with_dtype_policy(padded, "float32", skip_padding=False, flat_tokens=True)
-    want = tf.function(lambda f: padded(f, training=False))(_inputs())
-    got = tf.function(lambda f: flat(f, training=False))(_inputs())
+    want = tf.function(lambda f: padded(f, training=False))(ragged_features())
+    got = tf.function(lambda f: flat(f, training=False))(ragged_features())
     for name in ("sequence_output", "pooled_output"):
         np.testing.assert_allclose(got[name], want[name], atol=1e-6)
     assert BertEncoder.from_config(flat.get_config()).flat_tokens
@@ -101,10 +96,10 @@ def test_flat_tokens_are_rows_of_every_position():
 def test_pooled_only_gives_the_same_pooled_output_from_the_first_position_alone():
     keras.utils.set_random_seed(3)
     padded = BertEncoder(CONFIG)
-    want = tf.function(lambda f: padded(f, training=False))(_inputs())
+    want = tf.function(lambda f: padded(f, training=False))(ragged_features())
     for options in ({}, {"flat_tokens": True}, {"skip_padding": True}):
         pooled = with_dtype_policy(padded, "float32", pooled_only=True, **options)
-        got = tf.function(lambda f: pooled(f, training=False))(_inputs())
+        got = tf.function(lambda f: pooled(f, training=False))(ragged_features())
         np.testing.assert_allclose(got["pooled_output"], want["pooled_output"], atol=1e-5)
         np.testing.assert_allclose(got["sequence_output"][:, 0],
                                    want["sequence_output"][:, 0], atol=1e-5)

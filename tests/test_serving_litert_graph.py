@@ -5,6 +5,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from helpers import ragged_features
 
 from bert_tf.config import BertConfig
 from bert_tf.model.attention import SelfAttention
@@ -14,13 +15,6 @@ from bert_tf.serving.portable.litert_graph import CompactLayerNorm, for_litert
 
 CONFIG = BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                     intermediate_size=64, max_position_embeddings=16)
-MASK = np.array([[1, 1, 1, 1, 1, 1], [1, 1, 1, 0, 0, 0], [1, 0, 0, 0, 0, 0]], np.int32)
-
-
-def _inputs():
-    ids = np.random.default_rng(0).integers(1, 50, size=MASK.shape).astype(np.int32) * MASK
-    return {"input_ids": tf.constant(ids), "input_mask": tf.constant(MASK),
-            "segment_ids": tf.zeros_like(ids)}
 
 
 def _encoder():
@@ -39,9 +33,9 @@ def _encoder():
                                      {"flat_tokens": True, "pooled_only": True}])
 def test_the_litert_copy_gives_the_encoders_outputs(options):
     encoder = _encoder()
-    want = tf.function(lambda f: encoder(f, training=False))(_inputs())
+    want = tf.function(lambda f: encoder(f, training=False))(ragged_features())
     copy = for_litert(with_dtype_policy(encoder, "float32", **options))
-    got = tf.function(lambda f: copy(f, training=False))(_inputs())
+    got = tf.function(lambda f: copy(f, training=False))(ragged_features())
     np.testing.assert_allclose(got["pooled_output"], want["pooled_output"], atol=1e-5)
     length = got["sequence_output"].shape[1]
     np.testing.assert_allclose(got["sequence_output"], want["sequence_output"][:, :length],

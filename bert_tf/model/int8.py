@@ -337,9 +337,7 @@ def int8_model(model, skip_padding=None, attention_dtype=None):
         for attribute, child in list(vars(parent).items()):
             if isinstance(child, keras.layers.Dense):
                 _replace_sublayer(parent, attribute, Int8Dense.from_dense(child))
-            elif isinstance(child, keras.layers.LayerNormalization):
-                _replace_sublayer(parent, attribute, FusedLayerNorm.from_layer_norm(child))
-    return copy
+    return replace_layer_norms(copy, FusedLayerNorm)
 
 
 def _fold_gelu_constants(block):
@@ -423,6 +421,16 @@ class Int8SelfAttention(SelfAttention):
 
 def _layers_of(model):
     return [model] + list(model._flatten_layers(include_self=False, recursive=True))
+
+
+def replace_layer_norms(model, norm_class):
+    """Rewrites `model` (a serving copy) in place: every keras LayerNormalization in it a
+    `norm_class` (a FusedLayerNorm subclass) with the same weights; returns `model`."""
+    for parent in _layers_of(model):
+        for attribute, child in list(vars(parent).items()):
+            if isinstance(child, keras.layers.LayerNormalization):
+                _replace_sublayer(parent, attribute, norm_class.from_layer_norm(child))
+    return model
 
 
 def _replace_sublayer(parent, attribute, layer):

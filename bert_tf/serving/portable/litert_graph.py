@@ -10,10 +10,9 @@ rewrites, the same logits to float rounding (docs/serving.md, How they are built
   three reshapes and three transposes.
 """
 
-import keras
 import tensorflow as tf
 
-from bert_tf.model.int8 import FusedLayerNorm, _layers_of, _replace_sublayer
+from bert_tf.model.int8 import FusedLayerNorm, replace_layer_norms
 
 
 class CompactLayerNorm(FusedLayerNorm):
@@ -33,10 +32,7 @@ class CompactLayerNorm(FusedLayerNorm):
 def for_litert(model):
     """Rewrites `model` (an export copy) in place: every LayerNormalization a
     CompactLayerNorm, every attention's projections fused."""
-    for parent in _layers_of(model):
-        for attribute, child in list(vars(parent).items()):
-            if isinstance(child, keras.layers.LayerNormalization):
-                _replace_sublayer(parent, attribute, CompactLayerNorm.from_layer_norm(child))
+    replace_layer_norms(model, CompactLayerNorm)
     for block in getattr(model, "encoder", model).blocks:
         block.attention.fused_projections = True
     return model

@@ -8,10 +8,9 @@ elementwise kernels where the peers' ONNX graph has 13 MVNs. The values are the 
 rounding.
 """
 
-import keras
 import tensorflow as tf
 
-from bert_tf.model.int8 import FusedLayerNorm, _gelu_erf, _layers_of, _replace_sublayer
+from bert_tf.model.int8 import FusedLayerNorm, _gelu_erf, _layers_of, replace_layer_norms
 from bert_tf.model.transformer import TransformerBlock
 
 
@@ -29,11 +28,7 @@ class MeanVarianceNorm(FusedLayerNorm):
 def for_openvino(model):
     """Rewrites `model` (an export copy) in place: every LayerNormalization a MeanVarianceNorm,
     every exact-GELU feed-forward's activation the plain erf formula."""
-    parents = _layers_of(model)
-    for parent in parents:
+    for parent in _layers_of(model):
         if isinstance(parent, TransformerBlock) and parent.activation == "gelu":
             parent.intermediate_activation = _gelu_erf
-        for attribute, child in list(vars(parent).items()):
-            if isinstance(child, keras.layers.LayerNormalization):
-                _replace_sublayer(parent, attribute, MeanVarianceNorm.from_layer_norm(child))
-    return model
+    return replace_layer_norms(model, MeanVarianceNorm)
