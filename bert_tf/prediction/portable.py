@@ -1,9 +1,9 @@
 """bert_tf.predict on LiteRT, ONNX and OpenVINO exports (bert_tf.serving.portable): the export's
 serving head, rebuilt from the contract in its export_info.json, tokenizes raw text in
 TensorFlow as the SavedModel's serving_default does, and its model is the exported file run by
-ai-edge-litert, onnxruntime or OpenVINO on each batch cut to its longest row. OpenVINO computes
-an fp32 export in float32 (it would otherwise use bfloat16 on CPUs that have it), and a bf16
-export in bfloat16 where the CPU has it, else in float32.
+ai-edge-litert (bert_tf.prediction.litert_runner), onnxruntime or OpenVINO on each batch cut to
+its longest row. OpenVINO computes an fp32 export in float32 (it would otherwise use bfloat16
+on CPUs that have it), and a bf16 export in bfloat16 where the CPU has it, else in float32.
 The rows therefore get the same JSON lines as from a SavedModel of the same model (a mediapipe
 export's classifier gives log-probabilities as its logits: the file outputs probabilities
 only)."""
@@ -55,9 +55,8 @@ class RuntimeModel:
         path = os.path.join(folder, FILES[fmt])
         try:
             if fmt in ("litert", "mediapipe"):
-                from ai_edge_litert.interpreter import Interpreter
-                runner = Interpreter(model_path=path).get_signature_runner("serving_default")
-                self._run = lambda features: runner(**features)
+                from bert_tf.prediction.litert_runner import LiteRTRunner
+                self._run = LiteRTRunner(path, int(info["seq_length"]))
             elif fmt == "openvino":
                 self._run = _openvino_runner(path, info.get("precision"))
             else:
