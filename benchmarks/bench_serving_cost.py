@@ -80,7 +80,7 @@ ROOT = os.path.dirname(HERE)
 SHARED = os.path.join(ROOT, "..", "shared")
 CEILINGS = os.path.join(SHARED, "bench", "ceilings.py")
 sys.path[:0] = [HERE, ROOT]
-from bert_tf.cpu_features import cpu_flags, cpu_model  # noqa: E402
+from bert_tf.cpu_features import cpu_flags, cpu_model, usable_cores  # noqa: E402
 from bench_serving import percentile  # noqa: E402
 
 GLUE = os.path.join(SHARED, "data", "glue")
@@ -155,7 +155,7 @@ def request_plan(rows, requests, batches, batch_size):
 
 
 def threads():
-    return len(os.sched_getaffinity(0))
+    return usable_cores()
 
 
 def log(message):
@@ -373,14 +373,13 @@ def _our_inputs(features):
 
 
 def litert_predictor(path, hf_dir, seq_length, n_threads):
-    """bert_tf's LiteRT export as bert_tf.predict runs it (bert_tf.prediction.litert_runner)."""
-    from bert_tf.prediction.litert_runner import LiteRTRunner
-    runner = LiteRTRunner(path, seq_length, n_threads)
+    from ai_edge_litert.interpreter import Interpreter
+    runner = Interpreter(model_path=path, num_threads=n_threads).get_signature_runner(
+        "serving_default")
     encode = peer_tokenizer(hf_dir, seq_length)
 
     def predict(texts_a, texts_b):
-        return runner(_our_inputs(encode(texts_a, texts_b)))["logits"]
-    predict.setup = lambda: {"litert_padded_lengths": runner.padded_lengths}
+        return runner(**_our_inputs(encode(texts_a, texts_b)))["logits"]
     return predict
 
 
@@ -440,8 +439,7 @@ def stage_time(args):
     started = time.time()
     for lo, hi in singles + slices:
         predict(texts_a[lo:hi], cut(texts_b, lo, hi))
-    setup = getattr(predict, "setup", {})          # what the runtime chose, once warmed up
-    record = dict(setup() if callable(setup) else setup, kind="timings", load_s=round(load_s, 2),
+    record = dict(getattr(predict, "setup", {}), kind="timings", load_s=round(load_s, 2),
                   warmup_s=round(time.time() - started, 2), threads=n_threads)
     for kind, requests in (("latency_ms", singles), ("batch_ms", slices)):
         record[kind] = []

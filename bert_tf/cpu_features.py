@@ -4,6 +4,7 @@ benchmark records. Imports nothing heavy, so benchmark harnesses can use it with
 """
 
 import functools
+import os
 import platform
 
 
@@ -40,3 +41,11 @@ def native_bf16():
 def cpu_model():
     """The CPU's model name (e.g. "AMD EPYC"), else what `platform` knows of it."""
     return _first_value("model name") or platform.processor() or platform.machine()
+
+
+def usable_cores():
+    """The cores this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1

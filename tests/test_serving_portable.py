@@ -391,58 +391,17 @@ def test_an_openvino_bf16_export_is_the_fp32_ir_recorded_as_bf16():
         os.path.join(fp32_path, "model.bin"))
 
 
-def _single_rows(kind, count=6):
-    """Real rows one at a time, each cut to its own length."""
-    features = _features(kind, count)
-    rows = []
-    for i in range(count):
-        length = int(features["input_mask"][i].sum())
-        rows.append({k: v[i:i + 1, :length] for k, v in features.items()})
-    return rows
-
-
 @pytest.mark.slow            # one LiteRT export (cached per process): 3 s
-def test_litert_runner_pads_single_requests_to_planned_lengths_with_the_same_outputs():
-    """Each single request runs padded to a multiple of 8 tokens on that length's own
-    interpreter; every output, per-token ones cut back to the request's length, is the one the
-    export gives the request as it is."""
-    from bert_tf.prediction.litert_runner import LiteRTRunner
-    path, info = _export("squad", "litert")
-    runner = LiteRTRunner(os.path.join(path, "model.tflite"), info["seq_length"])
-    rows = _single_rows("squad")
-    for row in rows:
-        got, expected = runner(row), _run_litert(path, row)
-        assert set(got) == set(expected)
-        for name, value in expected.items():
-            np.testing.assert_allclose(got[name], value, rtol=1e-5, atol=1e-5, err_msg=name)
-    lengths = [row["input_ids"].shape[1] for row in rows]
-    assert runner.padded_lengths == list(dict.fromkeys(-(-n // 8) * 8 for n in lengths))
-    assert sum(n % 8 > 0 for n in lengths) >= 3, f"rows of {lengths} tokens need no padding"
+def test_bert_tf_predict_runs_litert_on_every_core_the_process_may_use(monkeypatch):
+    """ai-edge-litert runs on one thread unless told."""
+    import ai_edge_litert.interpreter as litert
 
-
-@pytest.mark.slow            # one LiteRT export (cached per process): 3 s
-def test_litert_runner_runs_batches_and_lengths_past_its_memory_budget_unpadded():
-    from bert_tf.prediction.litert_runner import LiteRTRunner
+    from bert_tf.cpu_features import usable_cores
+    from bert_tf.prediction.portable import RuntimeModel
+    made = []
+    real = litert.Interpreter
+    monkeypatch.setattr(litert, "Interpreter",
+                        lambda **kwargs: made.append(kwargs) or real(**kwargs))
     path, info = _export("classifier", "litert")
-    model = os.path.join(path, "model.tflite")
-    batch = _features("classifier", 4)
-    runner = LiteRTRunner(model, info["seq_length"], memory_budget=os.path.getsize(model))
-    np.testing.assert_allclose(runner(batch)["logits"], _run_litert(path, batch)["logits"],
-                               atol=1e-6)
-    assert runner.padded_lengths == []
-    rows = _single_rows("classifier")
-    for row in rows:
-        np.testing.assert_allclose(runner(row)["logits"], _run_litert(path, row)["logits"],
-                                   rtol=1e-5, atol=1e-5)
-    assert len(runner.padded_lengths) == 1 < len({-(-r["input_ids"].shape[1] // 8) for r in rows})
-
-
-@pytest.mark.slow            # one LiteRT export (cached per process): 3 s
-def test_litert_runner_pads_no_further_than_the_exports_sequence_length():
-    from bert_tf.prediction.litert_runner import LiteRTRunner
-    path, _ = _export("classifier", "litert")
-    row = _single_rows("classifier", 1)[0]
-    length = row["input_ids"].shape[1]
-    runner = LiteRTRunner(os.path.join(path, "model.tflite"), max_length=length, multiple=64)
-    runner(row)
-    assert runner.padded_lengths == [length] and length % 64
+    RuntimeModel(path, info)
+    assert [m["num_threads"] for m in made] == [usable_cores()]

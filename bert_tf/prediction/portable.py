@@ -1,9 +1,9 @@
 """bert_tf.predict on LiteRT, ONNX and OpenVINO exports (bert_tf.serving.portable): the export's
 serving head, rebuilt from the contract in its export_info.json, tokenizes raw text in
 TensorFlow as the SavedModel's serving_default does, and its model is the exported file run by
-ai-edge-litert (bert_tf.prediction.litert_runner), onnxruntime or OpenVINO on each batch cut to
-its longest row. OpenVINO computes an fp32 export in float32 (it would otherwise use bfloat16
-on CPUs that have it), and a bf16 export in bfloat16 where the CPU has it, else in float32.
+ai-edge-litert, onnxruntime or OpenVINO on each batch cut to its longest row. OpenVINO computes
+an fp32 export in float32 (it would otherwise use bfloat16 on CPUs that have it), and a bf16
+export in bfloat16 where the CPU has it, else in float32.
 The rows therefore get the same JSON lines as from a SavedModel of the same model (a mediapipe
 export's classifier gives log-probabilities as its logits: the file outputs probabilities
 only)."""
@@ -44,7 +44,8 @@ def portable_version(path):
 class RuntimeModel:
     """Stands in for the task model inside the serving head: the exported file, run on the
     head's int32 features by its runtime, returning the model's outputs (logits; start and end
-    logits; the embedding) as the Keras model would."""
+    logits; the embedding) as the Keras model would. LiteRT gets as many threads as the process
+    may use (ai-edge-litert runs on one unless told)."""
 
     variables = ()
 
@@ -55,8 +56,12 @@ class RuntimeModel:
         path = os.path.join(folder, FILES[fmt])
         try:
             if fmt in ("litert", "mediapipe"):
-                from bert_tf.prediction.litert_runner import LiteRTRunner
-                self._run = LiteRTRunner(path, int(info["seq_length"]))
+                from ai_edge_litert.interpreter import Interpreter
+
+                from bert_tf.cpu_features import usable_cores
+                runner = Interpreter(model_path=path, num_threads=usable_cores()
+                                     ).get_signature_runner("serving_default")
+                self._run = lambda features: runner(**features)
             elif fmt == "openvino":
                 self._run = _openvino_runner(path, info.get("precision"))
             else:

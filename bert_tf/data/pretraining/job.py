@@ -33,6 +33,7 @@ import shutil
 import sys
 import time
 
+from bert_tf.cpu_features import usable_cores
 from bert_tf.data.pretraining import inputs, shard_worker, stats as stats_lib
 from bert_tf.fileio import atomic_write_text
 
@@ -40,13 +41,6 @@ logger = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 SUMMARY_SUFFIX = ".summary.json"
-
-
-def default_num_workers():
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
 
 
 def summary_path(output_files):
@@ -277,7 +271,7 @@ def create_pretraining_data(input_files, output_files, options, num_workers=None
     if not outputs:
         raise ValueError("no output file given")
     _check_outputs(outputs, files)
-    num_workers = num_workers or default_num_workers()
+    num_workers = num_workers or usable_cores()
     layout = _Layout(outputs)
     fingerprint = _fingerprint(options, files, outputs)
 
