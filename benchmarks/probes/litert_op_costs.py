@@ -6,6 +6,10 @@ by TensorFlow's LiteRT converter and run by ai-edge-litert (XNNPACK), each timed
   fc         the 24 projections, int8 weights (dynamic range, as `--precision=int8`)
   layernorm  13 LayerNorms as the LiteRT export writes them (9 operators each)
   affine     13 x * gamma + beta (2 operators each)
+  attention  6 attentions as the export computes them from the fused [S, 3H] projection:
+             one reshape and TRANSPOSE into heads, SPLIT, two BATCH_MATMULs, mask and
+             SOFTMAX, TRANSPOSE back (each layer's input is the previous output, tiled 3x)
+  gelu       6 exact GELUs on [S, 1536]
 --model adds the whole export (a litert version folder) at the same lengths.
   python benchmarks/probes/litert_op_costs.py [--model DIR] [--jsonl F]
 """
@@ -31,6 +35,10 @@ def build(kind, path):
 
     def const(*shape, scale=0.05, offset=0.0):
         return tf.constant(rng.normal(size=shape) * scale + offset, tf.float32)
+    if kind == "attention":
+        return _convert(_attention, path, quantize=False)
+    if kind == "gelu":
+        return _convert(_gelu, path, quantize=False)
     if kind == "fc":
         weights = [(const(H, 3 * H), const(H, H), const(H, I), const(I, H))
                    for _ in range(LAYERS)]
@@ -50,9 +58,45 @@ def build(kind, path):
             else:
                 x = x * w[0] + w[1]
         return x
+    _convert(graph, path, quantize=kind == "fc")
+
+
+def _attention():
+    import tensorflow as tf
+    heads, size = 12, H // 12
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3 * H], tf.float32)])
+    def graph(x):
+        bias = tf.zeros([1, 1, 1, 1, 1])
+        for _ in range(LAYERS):
+            qkv = tf.transpose(tf.reshape(x, (1, -1, 3, heads, size)), (2, 0, 3, 1, 4))
+            q, k, v = tf.split(qkv, 3, axis=0)
+            probs = tf.nn.softmax(tf.matmul(q, k, transpose_b=True) + bias, axis=-1)
+            context = tf.reshape(tf.transpose(tf.matmul(probs, v), (0, 1, 3, 2, 4)), (-1, H))
+            x = tf.concat([context] * 3, axis=-1)
+        return context
+    return graph
+
+
+def _gelu():
+    import tensorflow as tf
+
+    @tf.function(input_signature=[tf.TensorSpec([None, H], tf.float32)])
+    def graph(x):
+        y = tf.tile(x, [1, I // H])
+        for _ in range(LAYERS):
+            y = tf.nn.gelu(y, approximate=False)
+        return y
+    return graph
+
+
+def _convert(graph, path, quantize):
+    import tensorflow as tf
+    if not hasattr(graph, "get_concrete_function"):
+        graph = graph()
     converter = tf.lite.TFLiteConverter.from_concrete_functions(
         [graph.get_concrete_function()], graph)
-    if kind == "fc":
+    if quantize:
         converter.optimizations = [tf.lite.Optimize.DEFAULT]
     with open(path, "wb") as f:
         f.write(converter.convert())
@@ -72,10 +116,11 @@ def time_graph(path, threads, length):
         def call():
             runner(**inputs)
     else:
-        index = interpreter.get_input_details()[0]["index"]
-        interpreter.resize_tensor_input(index, [length, H])
+        detail = interpreter.get_input_details()[0]
+        index, width = detail["index"], int(detail["shape_signature"][-1])
+        interpreter.resize_tensor_input(index, [length, width])
         interpreter.allocate_tensors()
-        x = np.random.default_rng(0).normal(size=(length, H)).astype(np.float32)
+        x = np.random.default_rng(0).normal(size=(length, width)).astype(np.float32)
 
         def call():
             interpreter.set_tensor(index, x)
@@ -110,7 +155,7 @@ def main():
                                        capture_output=True).stdout.strip()}]
     with tempfile.TemporaryDirectory() as work:
         graphs = {}
-        for kind in ("fc", "layernorm", "affine"):
+        for kind in ("fc", "layernorm", "affine", "attention", "gelu"):
             graphs[kind] = os.path.join(work, f"{kind}.tflite")
             build(kind, graphs[kind])
         if args.model:
