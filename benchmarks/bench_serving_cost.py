@@ -47,7 +47,7 @@ order reversed every other round, and the two TF matmul ceilings take part in th
 rotation: ../shared/bench/ceilings.py in its worker mode (--worker tf --dtype float32|bfloat16),
 run with this python (its main mode adds a torch bf16 job on bf16 CPUs, and torch is not in
 bert_tf's environment). Threads: every process uses all cores it may run on
-(len(os.sched_getaffinity(0))).
+(bert_tf.cpu_features.usable_cores).
 
 FLOPs: matmul FLOPs of the model's shape (2 per multiply-add) over the padded length S of a
 request = its longest pair after WordPiece, [CLS]/[SEP]/[SEP] and run_classifier's truncation
@@ -154,10 +154,6 @@ def request_plan(rows, requests, batches, batch_size):
     return [(r, r + 1) for r in singles], [(lo, lo + batch_size) for lo in starts]
 
 
-def threads():
-    return usable_cores()
-
-
 def log(message):
     print(f"[bench_serving_cost {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr,
           flush=True)
@@ -255,7 +251,7 @@ def stage_peers(args):
     import torch
     from transformers import BertForSequenceClassification, BertTokenizerFast
 
-    torch.set_num_threads(threads())
+    torch.set_num_threads(usable_cores())
     hf_dir = args.hf_dir
     onnx_fp32 = os.path.join(args.workdir, f"{args.tag}.onnx")
     onnx_int8 = os.path.join(args.workdir, f"{args.tag}.int8.onnx")
@@ -421,7 +417,7 @@ def stage_time(args):
     """(one variant's process) Warms up on every request, then times each once; in round 0
     also predicts every row (accuracy, agreement)."""
     import numpy as np
-    n_threads = threads()
+    n_threads = usable_cores()
     started = time.time()
     if args.runtime == "tf":
         predict = tf_predictor(args.path, n_threads)
@@ -491,7 +487,7 @@ def header(args, models):
     return {"record": "header", "script": "bench_serving_cost", "date":
             time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cpu": cpu_model(),
             "flags": {flag: flag in flags for flag in FLAGS_OF_NOTE},
-            "cores": os.cpu_count(), "threads": threads(), "load_avg": os.getloadavg()[0],
+            "cores": os.cpu_count(), "threads": usable_cores(), "load_avg": os.getloadavg()[0],
             "commit": commit.stdout.strip(), "dirty": bool(dirty.stdout.strip()),
             "versions": {"bert_tf python": versions(sys.executable, [
                 "tensorflow", "tensorflow-text", "keras", "tf2onnx", "onnx", "onnxruntime"]),
@@ -701,7 +697,7 @@ def run(args):
                     if job in CEILING_JOBS:
                         cmd = [sys.executable, CEILINGS, "--worker", "tf", "--dtype",
                                CEILING_JOBS[job], "--sizes", str(args.ceiling_size),
-                               "--threads", str(threads()), "--repeats",
+                               "--threads", str(usable_cores()), "--repeats",
                                str(args.ceiling_repeats), "--min_seconds",
                                str(args.ceiling_seconds)]
                         for r in run_child(cmd, job, tf_env):
@@ -730,7 +726,7 @@ def run(args):
         print(f"model {args.model}" + (f", student {args.student}" if args.student else "")
               + f", {TASK_NAMES[args.texts]} dev, seq_length {args.seq_length}, "
               f"{args.requests} batch-1 requests and {args.batches} batch-{args.batch_size} "
-              f"slices per variant and round, {args.rounds} rounds (A B / B A), {threads()} "
+              f"slices per variant and round, {args.rounds} rounds (A B / B A), {usable_cores()} "
               f"threads, commit "
               f"{records[0]['commit'][:7]}{' (dirty)' if records[0]['dirty'] else ''}\n")
         print("\n".join(lines))
@@ -783,7 +779,7 @@ def main():
     if args.stage:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-            os.environ.setdefault(var, str(threads()))
+            os.environ.setdefault(var, str(usable_cores()))
     {"weights": stage_weights, "peers": stage_peers, "time": stage_time,
      None: run}[args.stage](args)
 

@@ -15,6 +15,7 @@ import os
 import numpy as np
 
 from bert_tf import fileio, names
+from bert_tf.cpu_features import usable_cores
 from bert_tf.names import EXPORT_INFO
 from bert_tf.prediction.inputs import InputError
 
@@ -57,8 +58,6 @@ class RuntimeModel:
         try:
             if fmt in ("litert", "mediapipe"):
                 from ai_edge_litert.interpreter import Interpreter
-
-                from bert_tf.cpu_features import usable_cores
                 runner = Interpreter(model_path=path, num_threads=usable_cores()
                                      ).get_signature_runner("serving_default")
                 self._run = lambda features: runner(**features)
