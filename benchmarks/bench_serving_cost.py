@@ -31,8 +31,8 @@ classifier head included:
                              bert_tf's own portable exports (export_savedmodel.py
                              --format=litert|onnx|openvino --precision=...: token ids in), run in
                              the peers' python with their tokenizer: ai-edge-litert (XNNPACK,
-                             int8 weights with activations quantized per token), onnxruntime and
-                             OpenVINO as bert_tf.predict runs them
+                             int8 weights with activations quantized per token) in bert_tf's
+                             LiteRTRunner, onnxruntime and OpenVINO as bert_tf.predict runs them
 The bf16 rows (ov_bf16, openvino_bf16) run only where the CPU has AVX512_BF16 or AMX.
   student_fp32, student_int8, student_int8_bf16
                              the --student run exported as tf_fp32 / tf_int8 / tf_int8_bf16
@@ -369,9 +369,10 @@ def _our_inputs(features):
 
 
 def litert_predictor(path, hf_dir, seq_length, n_threads):
-    from ai_edge_litert.interpreter import Interpreter
-    runner = Interpreter(model_path=path, num_threads=n_threads).get_signature_runner(
-        "serving_default")
+    """bert_tf's LiteRT export as bert_tf runs it: LiteRTRunner, one compiled model per input
+    shape over one copy of the packed weights."""
+    from bert_tf.prediction.litert_runner import LiteRTRunner
+    runner = LiteRTRunner(path, num_threads=n_threads)
     encode = peer_tokenizer(hf_dir, seq_length)
 
     def predict(texts_a, texts_b):

@@ -392,16 +392,67 @@ def test_an_openvino_bf16_export_is_the_fp32_ir_recorded_as_bf16():
 
 
 @pytest.mark.slow            # one LiteRT export (cached per process): 3 s
-def test_bert_tf_predict_runs_litert_on_every_core_the_process_may_use(monkeypatch):
+def test_bert_tf_predict_runs_litert_on_every_core_the_process_may_use():
     """ai-edge-litert runs on one thread unless told."""
-    import ai_edge_litert.interpreter as litert
-
     from bert_tf.cpu_features import usable_cores
     from bert_tf.prediction.portable import RuntimeModel
-    made = []
-    real = litert.Interpreter
-    monkeypatch.setattr(litert, "Interpreter",
-                        lambda **kwargs: made.append(kwargs) or real(**kwargs))
     path, info = _export("classifier", "litert")
-    RuntimeModel(path, info)
-    assert [m["num_threads"] for m in made] == [usable_cores()]
+    assert RuntimeModel(path, info).litert.num_threads == usable_cores()
+
+
+def _runner(kind, **kwargs):
+    from bert_tf.prediction.litert_runner import LiteRTRunner
+    return LiteRTRunner(os.path.join(_export(kind, "litert")[0], "model.tflite"), **kwargs)
+
+
+def _request(features, rows, length):
+    return {k: v[rows, :length] for k, v in features.items()}
+
+
+@pytest.mark.slow            # two LiteRT exports (cached per process): 5 s
+@pytest.mark.parametrize("kind", ["classifier", "squad"])
+def test_litert_runner_gives_the_interpreters_outputs_at_every_input_shape(kind):
+    """squad's start and end logits are per token: their shape follows the request's."""
+    features = _features(kind)
+    runner = _runner(kind)
+    length = features["input_ids"].shape[1]
+    for rows, cut in [(slice(0, 8), length), (slice(0, 1), 9), (slice(2, 5), length - 3),
+                      (slice(0, 1), 12), (slice(0, 8), length)]:
+        request = _request(features, rows, cut)
+        got, expected = runner(**request), _run_litert(_export(kind, "litert")[0], request)
+        assert set(got) == set(expected)
+        for name, value in expected.items():
+            assert got[name].shape == value.shape and got[name].dtype == value.dtype, name
+            np.testing.assert_allclose(got[name], value, atol=1e-6, err_msg=name)
+
+
+@pytest.mark.slow            # one LiteRT export (cached per process)
+def test_litert_runner_keeps_a_compiled_model_for_each_of_the_latest_shapes():
+    features = _features("classifier")
+    runner = _runner("classifier", max_shapes=2)
+    shape = lambda batch, length: ((batch, length),) * 3     # noqa: E731  (three inputs)
+    for batch, length in [(1, 5), (2, 7), (1, 5), (1, 9)]:
+        runner(**_request(features, slice(0, batch), length))
+    assert runner.compiled_shapes == [shape(1, 5), shape(1, 9)]
+
+
+@pytest.mark.slow            # one LiteRT export (cached per process)
+def test_litert_runner_refuses_inputs_it_does_not_take_by_name():
+    features = _request(_features("classifier"), slice(0, 2), 6)
+    runner = _runner("classifier")
+    with pytest.raises(ValueError,
+                       match=r"missing \['segment_ids'\], unknown \['token_type_ids'\]"):
+        runner(input_ids=features["input_ids"], input_mask=features["input_mask"],
+               token_type_ids=features["segment_ids"])
+    with pytest.raises(ValueError, match="input 'input_ids' must be int32, got float32"):
+        runner(**dict(features, input_ids=features["input_ids"].astype(np.float32)))
+
+
+@pytest.mark.slow            # one LiteRT export (cached per process)
+def test_litert_runner_removes_its_packed_weights_when_closed():
+    runner = _runner("classifier")
+    runner(**_request(_features("classifier"), slice(0, 1), 6))
+    folder = runner.weight_cache_folder
+    assert os.listdir(folder)
+    runner.close()
+    assert not os.path.exists(folder)

@@ -45,8 +45,8 @@ def portable_version(path):
 class RuntimeModel:
     """Stands in for the task model inside the serving head: the exported file, run on the
     head's int32 features by its runtime, returning the model's outputs (logits; start and end
-    logits; the embedding) as the Keras model would. LiteRT gets as many threads as the process
-    may use (ai-edge-litert runs on one unless told)."""
+    logits; the embedding) as the Keras model would. LiteRT runs in a LiteRTRunner (one
+    compiled model per input shape) on as many threads as the process may use."""
 
     variables = ()
 
@@ -57,10 +57,9 @@ class RuntimeModel:
         path = os.path.join(folder, FILES[fmt])
         try:
             if fmt in ("litert", "mediapipe"):
-                from ai_edge_litert.interpreter import Interpreter
-                runner = Interpreter(model_path=path, num_threads=usable_cores()
-                                     ).get_signature_runner("serving_default")
-                self._run = lambda features: runner(**features)
+                from bert_tf.prediction.litert_runner import LiteRTRunner
+                self.litert = LiteRTRunner(path, num_threads=usable_cores())
+                self._run = lambda features: self.litert(**features)
             elif fmt == "openvino":
                 self._run = _openvino_runner(path, info.get("precision"))
             else:
