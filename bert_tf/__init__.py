@@ -22,6 +22,7 @@ _EXPORTS = {
     "BertMultipleChoice": "bert_tf.model",
     "BertEmbedder": "bert_tf.model",
     "load_encoder": "bert_tf.checkpoints",
+    "LiteRTRunner": "bert_tf.prediction.litert_runner",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -61,14 +61,14 @@ class LiteRTRunner:
         return list(self._models)
 
     def __call__(self, **inputs):
-        missing = set(self.input_details) - set(inputs)
-        unknown = set(inputs) - set(self.input_details)
-        if missing or unknown:
+        if inputs.keys() != self.input_details.keys():
+            missing = set(self.input_details) - set(inputs)
+            unknown = set(inputs) - set(self.input_details)
             raise ValueError(f"{self.model_path} takes inputs {sorted(self.input_details)}; "
                              f"missing {sorted(missing)}, unknown {sorted(unknown)}")
         arrays = {name: _as_input(name, inputs[name], details["dtype"])
                   for name, details in self.input_details.items()}
-        shapes = tuple(arrays[name].shape for name in self.input_details)
+        shapes = tuple(array.shape for array in arrays.values())
         model = self._models.get(shapes)
         if model is None:
             model = _ShapeModel(self, shapes)
@@ -89,9 +89,18 @@ class LiteRTRunner:
 
 def _as_input(name, value, dtype):
     value = np.asarray(value)
-    if not np.can_cast(value.dtype, dtype, "same_kind"):
+    if value.dtype != dtype and not np.can_cast(value.dtype, dtype, "same_kind"):
         raise ValueError(f"input {name!r} must be {dtype}, got {value.dtype}")
     return np.ascontiguousarray(value, dtype=dtype)
+
+
+def _aligned_zeros(size, dtype):
+    """A zeroed [size] array at a 64-byte boundary: a TensorBuffer made from it uses its memory
+    (from any other address ai-edge-litert makes an aligned copy)."""
+    dtype = np.dtype(dtype)
+    raw = np.zeros(size * dtype.itemsize + 64, np.uint8)
+    start = -raw.ctypes.data % 64
+    return raw[start:start + size * dtype.itemsize].view(dtype)
 
 
 class _ShapeModel:
@@ -99,10 +108,10 @@ class _ShapeModel:
     input order; None: the file's own), with its input and output buffers.
 
     LiteRT learns the output shapes of resized inputs only by running the model, and writes
-    past output buffers that are too small. The output buffers are therefore sized for the
-    largest shape the outputs can take: every dimension that is 1 in the file (where it
+    past output buffers that are too small. The outputs therefore go to arrays of this object
+    sized for the largest shape they can take: every dimension that is 1 in the file (where it
     follows the inputs' batch or length, as in bert_tf's exports) as large as the largest
-    input dimension. The first run tells the real shapes, and each run reads that much."""
+    input dimension. The first run tells the real shapes; each run copies that much out."""
 
     def __init__(self, runner, shapes):
         from ai_edge_litert.compiled_model import CompiledModel
@@ -135,9 +144,9 @@ class _ShapeModel:
         self.capacity = [int(np.prod([largest if d == 1 else d
                                       for d in file_outputs[name]["shape"]]))
                          for name in self.output_names]
-        self.output_dtypes = [np.dtype(file_outputs[name]["dtype"]) for name in self.output_names]
-        self.outputs = [TensorBuffer.create_from_host_memory(np.zeros(n, dtype))
-                        for n, dtype in zip(self.capacity, self.output_dtypes)]
+        self.output_arrays = [_aligned_zeros(n, file_outputs[name]["dtype"])
+                              for n, name in zip(self.capacity, self.output_names)]
+        self.outputs = [TensorBuffer.create_from_host_memory(a) for a in self.output_arrays]
         self.output_shapes = None                   # known after the first run
 
     def run(self, arrays):
@@ -153,9 +162,10 @@ class _ShapeModel:
                     raise RuntimeError(
                         f"{self.where}: output {name!r} of shape {list(shape)} outgrew its "
                         f"buffer of {capacity} values: not a bert_tf export?")
-        return {name: buffer.read(int(np.prod(shape)), dtype).reshape(shape)
-                for name, buffer, shape, dtype in zip(self.output_names, self.outputs,
-                                                      self.output_shapes, self.output_dtypes)}
+            self.output_sizes = [int(np.prod(shape)) for shape in self.output_shapes]
+        return {name: array[:size].reshape(shape).copy()
+                for name, array, size, shape in zip(self.output_names, self.output_arrays,
+                                                    self.output_sizes, self.output_shapes)}
 
     def close(self):
         self.model.close()
