@@ -437,6 +437,18 @@ def test_litert_runner_keeps_a_compiled_model_for_each_of_the_latest_shapes():
 
 
 @pytest.mark.slow            # one LiteRT export (cached per process)
+def test_litert_runner_outputs_are_not_overwritten_by_the_next_request():
+    features = _features("classifier")
+    runner = _runner("classifier")
+    first = runner(**_request(features, slice(0, 2), 9))
+    kept = {k: v.copy() for k, v in first.items()}
+    second = runner(**_request(features, slice(2, 4), 9))
+    assert not np.array_equal(second["logits"], kept["logits"])
+    for name, value in kept.items():
+        np.testing.assert_array_equal(first[name], value, err_msg=name)
+
+
+@pytest.mark.slow            # one LiteRT export (cached per process)
 def test_litert_runner_refuses_inputs_it_does_not_take_by_name():
     features = _request(_features("classifier"), slice(0, 2), 6)
     runner = _runner("classifier")
