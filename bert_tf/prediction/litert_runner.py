@@ -1,7 +1,7 @@
 """Runs a LiteRT export on the CPU without planning it again for every new input shape.
 
 LiteRT plans a model's operators for the shape of its inputs. A request of another length than
-the one before makes XNNPACK plan every operator again: 0.08-0.19 ms of a MiniLM int8 request
+the one before makes XNNPACK plan every operator again: 0.13-0.17 ms of a MiniLM int8 request
 of about 1 ms (docs/performance.md, Serving by export). LiteRTRunner keeps one compiled model per
 input shape, up to `max_shapes` of them (the least recently used goes first), so a shape seen
 before runs at once. The compiled models share one XNNPACK weight cache file: the weights are
