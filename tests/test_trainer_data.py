@@ -37,3 +37,24 @@ def test_a_metric_missing_from_metric_names_is_an_error_naming_both():
     with pytest.raises(ValueError, match=r"_UndeclaredMetric: metrics\(\) gave .*'extra/sum'"):
         trainer.train(lambda ctx: tf.data.Dataset.from_tensor_slices(features).batch(8).repeat(),
                       1, 8)
+
+
+def test_a_sigterm_after_the_loops_last_look_still_saves_the_step_it_stops_at(tmp_path):
+    """A SIGTERM that lands after the loop last looked at it (here in after_loop; under load
+    also between that look and the loop's condition) must not end training unsaved."""
+    import os
+    import signal
+    config = BertConfig.from_preset("L-1_H-32_A-2", vocab_size=50, max_position_embeddings=16)
+    trainer = Trainer(BertPretrainer(BertEncoder(config)), keras.optimizers.SGD(0.1),
+                      PretrainingObjective(), output_dir=str(tmp_path), steps_per_loop=2,
+                      checkpoint_steps=1000)
+    features = pretraining_features()
+
+    def after_loop(step, values):
+        if step == 4:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return False
+    result = trainer.train(lambda ctx: tf.data.Dataset.from_tensor_slices(features).batch(8)
+                           .repeat(), 10, 8, after_loop=after_loop)
+    assert result["preempted"] and result["step"] == 4
+    assert tf.train.latest_checkpoint(str(tmp_path)) == str(tmp_path / "ckpt-4")

@@ -136,6 +136,7 @@ class Trainer:
         if self.manager is None:
             return None
         path = self.manager.save(checkpoint_number=self.optimizer.iterations)
+        self.saved_step = self.step
         if not self._is_chief():
             folder = self._checkpoint_dir()
             if tf.io.gfile.exists(folder):                  # output_dir may be a URL
@@ -284,6 +285,7 @@ class Trainer:
                 logger.warning("input position is not checkpointed with this strategy (%s); a "
                                "resumed run starts its input from the beginning", e)
         self.restore()
+        self.saved_step = self.step          # restored, or the start: nothing new to save
         progress = ProgressLogger(self.output_dir, num_steps, global_batch_size, self.step)
         previous_handler = self._install_sigterm_handler()
         values, stopped_early = {}, False
@@ -311,14 +313,16 @@ class Trainer:
                     if not saved:
                         self.save()
                     break
-                if self._stop_requested and not saved:    # SIGTERM during after_loop
-                    self.save()
+            # Read once: a SIGTERM may land after the loop last looked (in after_loop, or
+            # between its last check and the loop's condition); one later finds training done.
+            preempted = self._stop_requested
+            if preempted and self.saved_step != self.step:
+                self.save()
         finally:
             self._restore_sigterm_handler(previous_handler)
-        if self._stop_requested:
+        if preempted:
             logger.warning("stopped by SIGTERM at step %d after saving a checkpoint", self.step)
-        return dict(values, step=self.step, preempted=self._stop_requested,
-                    stopped_early=stopped_early)
+        return dict(values, step=self.step, preempted=preempted, stopped_early=stopped_early)
 
     def evaluate(self, dataset_fn, steps=None):
         """Metrics over a dataset (or its first `steps` batches per replica): every metric of
