@@ -122,7 +122,8 @@ def child(args):
             begin = time.perf_counter()
             runner(**f)
             times.append(1000 * (time.perf_counter() - begin))
-    return {"p50_ms": round(float(np.median(times)), 3), "mean_ms": round(float(np.mean(times)), 3)}
+    return {"p50_ms": round(float(np.median(times)), 3),
+            "mean_ms": round(float(np.mean(times)), 3)}
 
 
 def header(args):
