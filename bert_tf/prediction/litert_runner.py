@@ -48,6 +48,7 @@ class LiteRTRunner:
         self._models = collections.OrderedDict()             # input shapes -> _ShapeModel
         first = _ShapeModel(self, None)
         self.input_details = first.input_details
+        self._dtypes = [(name, np.dtype(d["dtype"])) for name, d in self.input_details.items()]
         self._models[first.shapes] = first
 
     @property
@@ -66,9 +67,8 @@ class LiteRTRunner:
             unknown = set(inputs) - set(self.input_details)
             raise ValueError(f"{self.model_path} takes inputs {sorted(self.input_details)}; "
                              f"missing {sorted(missing)}, unknown {sorted(unknown)}")
-        arrays = {name: _as_input(name, inputs[name], details["dtype"])
-                  for name, details in self.input_details.items()}
-        shapes = tuple(array.shape for array in arrays.values())
+        arrays = [_as_input(name, inputs[name], dtype) for name, dtype in self._dtypes]
+        shapes = tuple(array.shape for array in arrays)
         model = self._models.get(shapes)
         if model is None:
             model = _ShapeModel(self, shapes)
@@ -88,6 +88,9 @@ class LiteRTRunner:
 
 
 def _as_input(name, value, dtype):
+    """value as a C-contiguous array of `dtype` (itself when it is one already)."""
+    if type(value) is np.ndarray and value.dtype == dtype and value.flags.c_contiguous:
+        return value
     value = np.asarray(value)
     if value.dtype != dtype and not np.can_cast(value.dtype, dtype, "same_kind"):
         raise ValueError(f"input {name!r} must be {dtype}, got {value.dtype}")
@@ -150,8 +153,9 @@ class _ShapeModel:
         self.output_shapes = None                   # known after the first run
 
     def run(self, arrays):
-        for buffer, name in zip(self.inputs, self.input_details):
-            buffer.write(arrays[name])
+        """arrays: the inputs in input order, of this model's shapes."""
+        for buffer, array in zip(self.inputs, arrays):
+            buffer.write(array)
         self.model.run_by_index(self.index, self.inputs, self.outputs)
         if self.output_shapes is None:
             details = self.model.get_output_tensor_details(SIGNATURE)
@@ -162,10 +166,9 @@ class _ShapeModel:
                     raise RuntimeError(
                         f"{self.where}: output {name!r} of shape {list(shape)} outgrew its "
                         f"buffer of {capacity} values: not a bert_tf export?")
-            self.output_sizes = [int(np.prod(shape)) for shape in self.output_shapes]
-        return {name: array[:size].reshape(shape).copy()
-                for name, array, size, shape in zip(self.output_names, self.output_arrays,
-                                                    self.output_sizes, self.output_shapes)}
+            self.output_views = [array[:int(np.prod(shape))].reshape(shape) for array, shape
+                                 in zip(self.output_arrays, self.output_shapes)]
+        return {name: view.copy() for name, view in zip(self.output_names, self.output_views)}
 
     def close(self):
         self.model.close()
