@@ -461,6 +461,19 @@ def test_litert_runner_refuses_inputs_it_does_not_take_by_name():
 
 
 @pytest.mark.slow            # one LiteRT export (cached per process)
+def test_litert_runner_takes_int64_arrays_and_lists_as_its_int32_inputs():
+    """A tokenizer's int64 ids (HuggingFace's) or plain lists give the int32 arrays' outputs."""
+    features = _request(_features("classifier"), slice(0, 2), 7)
+    runner = _runner("classifier")
+    expected = runner(**features)
+    for converted in ({k: v.astype(np.int64) for k, v in features.items()},
+                      {k: v.tolist() for k, v in features.items()}):
+        got = runner(**converted)
+        for name, value in expected.items():
+            np.testing.assert_array_equal(got[name], value, err_msg=name)
+
+
+@pytest.mark.slow            # one LiteRT export (cached per process)
 def test_litert_runner_removes_its_packed_weights_when_closed():
     runner = _runner("classifier")
     runner(**_request(_features("classifier"), slice(0, 1), 6))
