@@ -56,6 +56,13 @@ def test_every_layernorm_of_the_copy_is_compact_with_the_same_weights():
             getattr(encoder.blocks[0].attention_layer_norm, name).numpy())
 
 
+def test_a_compact_layernorm_round_trips_through_keras_serialization():
+    layer = CompactLayerNorm(epsilon=1e-6, name="attention_layer_norm")
+    again = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(layer))
+    assert type(again) is CompactLayerNorm
+    assert (again.epsilon, again.name) == (1e-6, "attention_layer_norm")
+
+
 def test_fused_attention_is_for_inference_only_training_keeps_dropout():
     keras.utils.set_random_seed(3)
     attention = SelfAttention(32, 4, dropout_rate=0.5)

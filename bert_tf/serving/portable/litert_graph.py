@@ -10,11 +10,13 @@ rewrites, the same logits to float rounding (docs/serving.md, How they are built
   three reshapes and three transposes.
 """
 
+import keras
 import tensorflow as tf
 
 from bert_tf.model.int8 import FusedLayerNorm, replace_layer_norms
 
 
+@keras.saving.register_keras_serializable(package="bert_tf")
 class CompactLayerNorm(FusedLayerNorm):
     """A last-axis LayerNorm with scale and offset (FusedLayerNorm's weights and
     from_layer_norm) in the fewest elementwise operators.
