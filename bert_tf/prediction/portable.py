@@ -15,7 +15,6 @@ import os
 import numpy as np
 
 from bert_tf import fileio, names
-from bert_tf.cpu_features import usable_cores
 from bert_tf.names import EXPORT_INFO
 from bert_tf.prediction.inputs import InputError
 
@@ -58,7 +57,7 @@ class RuntimeModel:
         try:
             if fmt in ("litert", "mediapipe"):
                 from bert_tf.prediction.litert_runner import LiteRTRunner
-                self.litert = LiteRTRunner(path, num_threads=usable_cores())
+                self.litert = LiteRTRunner(path)
                 self._run = lambda features: self.litert(**features)
             elif fmt == "openvino":
                 self._run = _openvino_runner(path, info.get("precision"))

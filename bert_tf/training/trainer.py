@@ -305,18 +305,15 @@ class Trainer:
                 step = self.step
                 values = progress.log(step, values)
                 at_boundary = self.checkpoint_steps and step % self.checkpoint_steps == 0
-                saved = at_boundary or step >= num_steps or self._stop_requested
-                if saved:
+                if at_boundary or step >= num_steps or self._stop_requested:
                     self.save()
                 if after_loop is not None and after_loop(step, values):
                     stopped_early = True
-                    if not saved:
-                        self.save()
                     break
             # Read once: a SIGTERM may land after the loop last looked (in after_loop, or
             # between its last check and the loop's condition); one later finds training done.
             preempted = self._stop_requested
-            if preempted and self.saved_step != self.step:
+            if (preempted or stopped_early) and self.saved_step != self.step:
                 self.save()
         finally:
             self._restore_sigterm_handler(previous_handler)
